@@ -1,0 +1,1 @@
+"""Dagster wiring only: definitions, jobs, schedules, sensors, resources."""

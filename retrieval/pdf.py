@@ -1,0 +1,288 @@
+"""PDF parsing with PyMuPDF: page text in reading order, text lines with layout, paper metadata.
+
+The one entry point is :func:`parse_pdf`.  It never raises for a bad file: it returns a
+:class:`ParsedPaper` whose ``status`` says what happened (``ok``, ``no_text``, ``failed``,
+``skipped``) and whose ``error`` says why, so one broken PDF never stops a corpus run.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+import unicodedata
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pymupdf
+
+PARSER_VERSION = "pdf-1"
+
+# Text-layer pages with fewer characters than this on average are treated as scans.
+MIN_CHARS_PER_PAGE = 40
+
+_DICT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES) | pymupdf.TEXT_MEDIABOX_CLIP
+_BOLD_FONT_RE = re.compile(r"bold|black|heavy|semibold|demi|medi\b|cmbx|\.b\b|,b\b|-b\b", re.I)
+_ABSTRACT_RE = re.compile(r"^\s*(a\s?b\s?s\s?t\s?r\s?a\s?c\s?t)\b[\s.:\u2014\u2013-]*", re.I)
+_ABSTRACT_END_RE = re.compile(
+    r"^\s*((1|I)\.?\s+)?(introduction|keywords|key\s*words|index terms|categories and subject|general terms|ccs concepts)\b",
+    re.I,
+)
+_BAD_TITLE_RE = re.compile(
+    r"(^untitled|microsoft word|template|^proceedings of|www\.|https?:|\.dvi$|\.pdf$|\.docx?$|\.tex$|^title$|^paper$|^\W*$)",
+    re.I,
+)
+
+pymupdf.TOOLS.mupdf_display_errors(False)
+pymupdf.TOOLS.mupdf_display_warnings(False)
+
+
+@dataclass
+class ParsedPaper:
+    """What :func:`parse_pdf` found in one file."""
+
+    path: str
+    status: str  # ok | no_text | failed | skipped
+    error: str | None = None
+    n_pages: int = 0
+    pages: list[dict[str, Any]] = field(default_factory=list)  # rows of store.PAGES_SCHEMA
+    title: str = ""
+    authors: list[str] = field(default_factory=list)
+    abstract: str = ""
+    metadata: dict[str, Any] = field(default_factory=dict)
+    outline: list[list[Any]] = field(default_factory=list)  # [[level, title, page], ...] from the PDF
+    warnings: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+    @property
+    def n_chars(self) -> int:
+        return sum(len(p["text"]) for p in self.pages)
+
+
+def _line_record(line: dict, block_no: int) -> dict[str, Any] | None:
+    spans = [s for s in line.get("spans", []) if s.get("text", "").strip()]
+    if not spans:
+        return None
+    text = "".join(s["text"] for s in line["spans"]).strip()
+    weight: dict[float, int] = {}
+    bold_chars = 0
+    total = 0
+    for s in spans:
+        n = len(s["text"].strip())
+        weight[round(s["size"], 1)] = weight.get(round(s["size"], 1), 0) + n
+        if s["flags"] & pymupdf.TEXT_FONT_BOLD or _BOLD_FONT_RE.search(s.get("font", "")):
+            bold_chars += n
+        total += n
+    size = max(weight, key=weight.get)
+    x0, y0, x1, y1 = line["bbox"]
+    return {
+        "block": block_no,
+        "x0": x0,
+        "y0": y0,
+        "x1": x1,
+        "y1": y1,
+        "text": text,
+        "size": size,
+        "bold": bold_chars * 2 > total,
+        "font": max(spans, key=lambda s: len(s["text"]))["font"],
+    }
+
+
+def order_blocks(blocks: list[dict], page_width: float) -> list[dict]:
+    """Order text blocks for reading: full-width blocks cut the page into bands; within a band,
+    the left column is read before the right one.
+
+    PyMuPDF's native order follows the content stream, which is right for most LaTeX output and
+    wrong for many word processors; a plain top-to-bottom sort interleaves two columns.  Bands
+    handle both, and single-column pages reduce to a top-to-bottom sort.
+    """
+    if not blocks:
+        return []
+    mid = page_width / 2
+    slack = page_width * 0.04
+
+    def column(b: dict) -> int:
+        x0, _, x1, _ = b["bbox"]
+        if x1 <= mid + slack:
+            return 0
+        if x0 >= mid - slack:
+            return 1
+        return -1  # spans the gutter
+
+    ordered: list[dict] = []
+    band: list[dict] = []
+
+    def flush() -> None:
+        band.sort(key=lambda b: (column(b), b["bbox"][1], b["bbox"][0]))
+        ordered.extend(band)
+        band.clear()
+
+    for b in sorted(blocks, key=lambda b: (b["bbox"][1], b["bbox"][0])):
+        if column(b) == -1:
+            flush()
+            ordered.append(b)
+        else:
+            band.append(b)
+    flush()
+    return ordered
+
+
+def extract_page(page: pymupdf.Page) -> dict[str, Any]:
+    """One page as a ``PAGES_SCHEMA`` row: reading-order text and every text line with layout."""
+    data = page.get_text("dict", flags=_DICT_FLAGS)
+    blocks = [b for b in data["blocks"] if b.get("type", 0) == 0]
+    lines_out: list[dict[str, Any]] = []
+    block_texts: list[str] = []
+    for block_no, block in enumerate(order_blocks(blocks, page.rect.width)):
+        texts = []
+        for line in block["lines"]:
+            rec = _line_record(line, block_no)
+            if rec is not None:
+                lines_out.append(rec)
+                texts.append(rec["text"])
+        if texts:
+            block_texts.append("\n".join(texts))
+    return {
+        "page_no": page.number + 1,
+        "width": page.rect.width,
+        "height": page.rect.height,
+        "text": "\n\n".join(block_texts),
+        "lines": lines_out,
+    }
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text or "")).strip()
+
+
+def _plausible_title(title: str) -> bool:
+    t = _clean(title)
+    if len(t) < 8 or len(t) > 300 or _BAD_TITLE_RE.search(t):
+        return False
+    letters = sum(c.isalpha() for c in t)
+    return letters >= 0.6 * len(t.replace(" ", "")) and len(t.split()) >= 2
+
+
+def detect_title(pages: list[dict[str, Any]], metadata: dict[str, Any]) -> str:
+    """The paper's title: PDF metadata when it looks like a title, else the largest text near the
+    top of the first page (consecutive lines of that size joined)."""
+    if _plausible_title(metadata.get("title", "")):
+        return _clean(metadata["title"])
+    for page in pages[:2]:
+        lines = [l for l in page["lines"] if l["y0"] < page["height"] * 0.6 and len(l["text"]) > 2]
+        if not lines:
+            continue
+        sizes = sorted({l["size"] for l in lines}, reverse=True)
+        for size in sizes[:3]:
+            picked = [l for l in lines if abs(l["size"] - size) < 0.3]
+            picked.sort(key=lambda l: (l["y0"], l["x0"]))
+            # keep the first run of lines that sit close together
+            run = [picked[0]]
+            for l in picked[1:]:
+                if l["y0"] - run[-1]["y1"] > size * 1.5:
+                    break
+                run.append(l)
+            title = _clean(" ".join(l["text"] for l in run))
+            if _plausible_title(title) and len(title) < 250:
+                return title
+    return ""
+
+
+def detect_abstract(pages: list[dict[str, Any]]) -> str:
+    """Text after an "Abstract" heading on the first two pages, up to the introduction or keywords.
+    Falls back to the longest paragraph of page 1."""
+    for page in pages[:2]:
+        paragraphs = page["text"].split("\n\n")
+        for i, para in enumerate(paragraphs):
+            m = _ABSTRACT_RE.match(para)
+            if not m:
+                continue
+            collected = [para[m.end():]]
+            for nxt in paragraphs[i + 1:]:
+                if _ABSTRACT_END_RE.match(nxt) or sum(len(c) for c in collected) > 2500:
+                    break
+                collected.append(nxt)
+            text = _clean(" ".join(collected))
+            text = re.sub(r"(\w)- (\w)", r"\1\2", text)
+            if len(text) > 80:
+                return text[:3000]
+    if pages:
+        longest = max(pages[0]["text"].split("\n\n"), key=len, default="")
+        if len(longest) > 300:
+            return _clean(longest)[:3000]
+    return ""
+
+
+def detect_authors(metadata: dict[str, Any]) -> list[str]:
+    """Authors from PDF metadata (layout-based author detection is unreliable; better none than wrong)."""
+    raw = _clean(metadata.get("author", ""))
+    if not raw or len(raw) > 400:
+        return []
+    parts = re.split(r"\s*(?:;|,| and |&)\s*", raw)
+    return [p for p in parts if len(p) > 1 and any(c.isalpha() for c in p)]
+
+
+def _read_head(path: Path, n: int = 1024) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(n)
+
+
+def parse_pdf(path: str | Path, *, max_pages: int = 1500) -> ParsedPaper:
+    """Parse one PDF.  Never raises for bad input; the result's ``status``/``error`` say what failed.
+
+    Statuses: ``ok``; ``no_text`` (opened, but no text layer: a scan; pages are kept so page
+    images still render); ``failed`` (not a PDF, corrupt, encrypted, no pages); ``skipped``
+    (more than ``max_pages`` pages).
+    """
+    started = time.perf_counter()
+    path = Path(path)
+    result = ParsedPaper(path=str(path), status="failed")
+
+    def done(status: str, error: str | None = None) -> ParsedPaper:
+        result.status, result.error = status, error
+        result.seconds = time.perf_counter() - started
+        return result
+
+    try:
+        head = _read_head(path)
+    except OSError as exc:
+        return done("failed", f"cannot read file: {exc.strerror or exc}")
+    if not head:
+        return done("failed", "empty file (0 bytes)")
+    if b"%PDF-" not in head:
+        preview = head[:16].decode("latin-1").encode("unicode_escape").decode()
+        return done("failed", f"not a PDF: no %PDF header (file starts with {preview!r})")
+    try:
+        doc = pymupdf.open(path, filetype="pdf")
+    except Exception as exc:  # PyMuPDF raises several types for damaged files
+        return done("failed", f"corrupt PDF, cannot open: {exc}")
+    with doc:
+        if doc.needs_pass:
+            return done("failed", "encrypted PDF: a password is required to read it")
+        result.n_pages = doc.page_count
+        if doc.page_count == 0:
+            return done("failed", "PDF has no pages")
+        if doc.page_count > max_pages:
+            return done("skipped", f"too many pages: {doc.page_count} > limit {max_pages} (VECTREE_MAX_PAGES)")
+        result.metadata = {k: v for k, v in (doc.metadata or {}).items() if v}
+        try:
+            result.outline = [[int(l), _clean(t), int(p)] for l, t, p in doc.get_toc(simple=True)]
+        except Exception as exc:
+            result.warnings.append(f"outline unreadable: {exc}")
+        for page_index in range(doc.page_count):
+            try:
+                result.pages.append(extract_page(doc[page_index]))
+            except Exception as exc:
+                result.warnings.append(f"page {page_index + 1}: {exc}")
+                result.pages.append(
+                    {"page_no": page_index + 1, "width": 0.0, "height": 0.0, "text": "", "lines": []}
+                )
+        warnings = pymupdf.TOOLS.mupdf_warnings(reset=True)
+        if warnings:
+            result.warnings.extend(w for w in warnings.splitlines()[:20] if w)
+    result.title = detect_title(result.pages, result.metadata)
+    result.abstract = detect_abstract(result.pages)
+    result.authors = detect_authors(result.metadata)
+    if result.n_chars < MIN_CHARS_PER_PAGE * max(1, result.n_pages) / 4 or result.n_chars < MIN_CHARS_PER_PAGE:
+        return done("no_text", f"no extractable text layer ({result.n_chars} characters on {result.n_pages} pages; a scanned PDF needs OCR first)")
+    return done("ok")

@@ -1,0 +1,1 @@
+"""vectree: question answering over scientific PDFs with page-level citations."""

@@ -1,0 +1,144 @@
+"""The ``vectree`` command line.  Subcommands are thin: they call the pipeline or the library."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.table import Table
+
+from retrieval.config import load_settings, set_offline_model_env
+
+console = Console(stderr=False)
+err = Console(stderr=True)
+
+
+def _store_option(f):
+    return click.option(
+        "--store", "store_root", type=click.Path(file_okay=False), default=None,
+        help="Artefact store root (default: $VECTREE_STORE or ./.vectree).",
+    )(f)
+
+
+@click.group()
+@click.version_option(package_name="vectree")
+def main() -> None:
+    """vectree: answers over your scientific PDFs, with the page each answer came from."""
+    set_offline_model_env()
+    os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+
+
+def run_ingest(paths: list[str], store_root: str | None, *, force: bool = False, quiet: bool = False):
+    """Register ``paths`` as corpus sources of the store and run the pipeline in-process."""
+    from pipelines.definitions import defs
+    from pipelines.refresh import refresh
+    from pipelines.resources import VectreeStore
+
+    settings = load_settings(store_root)
+    resource = VectreeStore(
+        store_root=str(settings.store_root), corpus_dirs=[str(p) for p in settings.corpus_dirs],
+        max_pages=settings.max_pages,
+    )
+    for p in paths:
+        if not Path(p).exists():
+            raise click.BadParameter(f"no such file or folder: {p}", param_hint="PATH")
+    resource.register_sources(list(paths))
+    started = time.perf_counter()
+    with Progress(
+        TextColumn("[bold]ingest[/]"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        TextColumn("{task.description}"), console=err, disable=quiet, transient=True,
+    ) as progress:
+        task = progress.add_task("scanning", total=None)
+
+        def on_paper(doc_id: str, i: int, n: int) -> None:
+            progress.update(task, total=n, completed=i, description=doc_id)
+
+        report = refresh(defs, resource, force=force, on_paper=on_paper)
+        progress.update(task, completed=len(report.plan.run))
+    return resource.store, report, time.perf_counter() - started
+
+
+def print_status(store, report=None) -> None:
+    rows = store.read_catalog()
+    if not rows:
+        console.print(f"store {store.root}: empty. Run [bold]vectree ingest PATH[/] or [bold]vectree demo[/].")
+        return
+    table = Table(title=f"store {store.root}", show_lines=False)
+    for col in ("doc_id", "status", "pages", "title / reason"):
+        table.add_column(col, overflow="fold")
+    for r in rows:
+        style = {"ok": "green", "no_text": "yellow", "pending": "cyan"}.get(r["status"], "red")
+        detail = r["title"] if r["status"] == "ok" else f"{r['error']}"
+        if len(r["source_paths"] or []) > 1:
+            detail += f"  [dim](same file as {', '.join(Path(p).name for p in r['source_paths'][1:])})[/]"
+        table.add_row(r["doc_id"], f"[{style}]{r['status']}[/]", str(r["n_pages"] or 0), detail)
+    console.print(table)
+    counts: dict[str, int] = {}
+    for r in rows:
+        counts[r["status"]] = counts.get(r["status"], 0) + 1
+    console.print(
+        f"{len(rows)} papers, {sum(r['n_pages'] or 0 for r in rows if r['status'] == 'ok')} pages: "
+        + ", ".join(f"{v} {k}" for k, v in sorted(counts.items()))
+    )
+    if report is not None:
+        for doc_id, error in report.failed_runs.items():
+            err.print(f"[red]run failed[/] {doc_id}: {error}")
+
+
+@main.command()
+@click.argument("paths", nargs=-1, required=True, type=click.Path())
+@_store_option
+@click.option("--force", is_flag=True, help="Re-parse papers that are already in the store.")
+def ingest(paths: tuple[str, ...], store_root: str | None, force: bool) -> None:
+    """Add PDFs (files or folders, searched recursively) to the store and build every artefact.
+
+    The folders are remembered: a later ``vectree ingest`` (or the Dagster sensor) notices PDFs
+    added, changed or removed there.
+    """
+    store, report, seconds = run_ingest(list(paths), store_root, force=force)
+    plan = report.plan
+    console.print(
+        f"ingested in {seconds:.1f}s: {len(plan.run)} papers processed, {len(plan.add)} new, "
+        f"{len(plan.remove)} removed"
+    )
+    print_status(store, report)
+    if report.failed_runs:
+        sys.exit(1)
+
+
+@main.command()
+@_store_option
+def status(store_root: str | None) -> None:
+    """Every paper in the store with its status, and the reason for each one that failed."""
+    from retrieval.store import Store
+
+    print_status(Store(load_settings(store_root).store_root))
+
+
+@main.command()
+@_store_option
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Where to write the demo PDFs (default: <store>/demo-corpus).")
+def demo(store_root: str | None, out: str | None) -> None:
+    """Write the project's demo corpus (8 short papers), ingest it, and show what was built."""
+    from retrieval.demo import build_demo_corpus
+    from retrieval.store import Store
+
+    settings = load_settings(store_root)
+    out_dir = Path(out) if out else Path(settings.store_root) / "demo-corpus"
+    paths = build_demo_corpus(out_dir)
+    console.print(f"wrote {len(paths)} demo papers to {out_dir}")
+    store, report, seconds = run_ingest([str(out_dir)], store_root)
+    console.print(f"ingested in {seconds:.1f}s")
+    print_status(Store(settings.store_root), report)
+    if report.failed_runs:
+        sys.exit(1)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
