@@ -4,7 +4,7 @@ import dagster as dg
 
 import assets
 
-from .automation import corpus_after_papers, corpus_sensor, daily_refresh
+from .automation import corpus_after_papers, corpus_sensor, daily_rebuild, daily_refresh
 from .jobs import corpus_job, paper_job
 from .resources import VectreeStore
 
@@ -12,7 +12,7 @@ defs = dg.Definitions(
     assets=dg.load_assets_from_package_module(assets),
     asset_checks=dg.load_asset_checks_from_package_module(assets),
     jobs=[paper_job, corpus_job],
-    schedules=[daily_refresh],
+    schedules=[daily_refresh, daily_rebuild],
     sensors=[corpus_sensor, corpus_after_papers],
     resources={"vectree": VectreeStore.from_env()},
 )

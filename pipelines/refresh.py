@@ -92,6 +92,14 @@ def materialized_partitions(instance: dg.DagsterInstance, keys: list[dg.AssetKey
     return {k: set(instance.get_materialized_partitions(k)) for k in keys}
 
 
+def _root_cause(error) -> str:
+    """The innermost error of a Dagster step failure (the wrapper only names the step)."""
+    step = error.message.strip().rstrip(":")
+    while error.cause is not None:
+        error = error.cause
+    return f"{step}: {error.message.strip()}"
+
+
 @dataclass
 class RefreshReport:
     plan: RefreshPlan
@@ -142,7 +150,7 @@ def refresh(
                 resources=resources, run_config=QUIET_RUN_CONFIG, raise_on_error=False,
             )
             if not result.success:
-                errors = [e.event_specific_data.error.message.strip() for e in result.all_events
+                errors = [_root_cause(e.event_specific_data.error) for e in result.all_events
                           if e.is_step_failure and e.event_specific_data and e.event_specific_data.error]
                 report.failed_runs[doc_id] = errors[0] if errors else "run failed"
         except Exception as exc:  # a broken paper must never stop the others

@@ -11,6 +11,7 @@ import re
 import time
 import unicodedata
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -59,21 +60,34 @@ class ParsedPaper:
         return sum(len(p["text"]) for p in self.pages)
 
 
+@lru_cache(maxsize=4096)
+def _bold_font(font: str) -> bool:
+    return bool(_BOLD_FONT_RE.search(font))
+
+
 def _line_record(line: dict, block_no: int) -> dict[str, Any] | None:
-    spans = [s for s in line.get("spans", []) if s.get("text", "").strip()]
-    if not spans:
-        return None
-    text = "".join(s["text"] for s in line["spans"]).strip()
+    """One text line: its text, bbox, the font size that covers most of its characters, and
+    whether most of its characters are bold (by flag or by font name, since many PDFs only
+    say "bold" in the font name, e.g. CMBX10 or NimbusRomNo9L-Medi)."""
     weight: dict[float, int] = {}
-    bold_chars = 0
-    total = 0
-    for s in spans:
-        n = len(s["text"].strip())
-        weight[round(s["size"], 1)] = weight.get(round(s["size"], 1), 0) + n
-        if s["flags"] & pymupdf.TEXT_FONT_BOLD or _BOLD_FONT_RE.search(s.get("font", "")):
+    bold_chars = total = 0
+    longest, longest_n = None, -1
+    parts = []
+    for s in line["spans"]:
+        t = s["text"]
+        parts.append(t)
+        n = len(t) - t.count(" ")
+        if n <= 0:
+            continue
+        size = s["size"]
+        weight[size] = weight.get(size, 0) + n
+        if s["flags"] & 16 or _bold_font(s["font"]):
             bold_chars += n
         total += n
-    size = max(weight, key=weight.get)
+        if n > longest_n:
+            longest, longest_n = s, n
+    if not total:
+        return None
     x0, y0, x1, y1 = line["bbox"]
     return {
         "block": block_no,
@@ -81,10 +95,10 @@ def _line_record(line: dict, block_no: int) -> dict[str, Any] | None:
         "y0": y0,
         "x1": x1,
         "y1": y1,
-        "text": text,
-        "size": size,
+        "text": "".join(parts).strip(),
+        "size": round(max(weight, key=weight.__getitem__), 1),
         "bold": bold_chars * 2 > total,
-        "font": max(spans, key=lambda s: len(s["text"]))["font"],
+        "font": longest["font"],
     }
 
 
@@ -127,10 +141,31 @@ def order_blocks(blocks: list[dict], page_width: float) -> list[dict]:
     return ordered
 
 
+def _split_straddling_blocks(blocks: list[dict], page_width: float) -> list[dict]:
+    """MuPDF sometimes groups lines of both columns into one block when they share baselines;
+    split such a block into its left and right halves so that columns can be ordered."""
+    mid = page_width / 2
+    out = []
+    for b in blocks:
+        lines = b.get("lines", [])
+        left = [l for l in lines if l["bbox"][2] <= mid]
+        right = [l for l in lines if l["bbox"][0] >= mid]
+        if left and right and len(left) + len(right) == len(lines):
+            for part in (left, right):
+                x0 = min(l["bbox"][0] for l in part)
+                y0 = min(l["bbox"][1] for l in part)
+                x1 = max(l["bbox"][2] for l in part)
+                y1 = max(l["bbox"][3] for l in part)
+                out.append({**b, "lines": part, "bbox": (x0, y0, x1, y1)})
+        else:
+            out.append(b)
+    return out
+
+
 def extract_page(page: pymupdf.Page) -> dict[str, Any]:
     """One page as a ``PAGES_SCHEMA`` row: reading-order text and every text line with layout."""
     data = page.get_text("dict", flags=_DICT_FLAGS)
-    blocks = [b for b in data["blocks"] if b.get("type", 0) == 0]
+    blocks = _split_straddling_blocks([b for b in data["blocks"] if b.get("type", 0) == 0], page.rect.width)
     lines_out: list[dict[str, Any]] = []
     block_texts: list[str] = []
     for block_no, block in enumerate(order_blocks(blocks, page.rect.width)):

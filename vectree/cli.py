@@ -140,5 +140,17 @@ def demo(store_root: str | None, out: str | None) -> None:
         sys.exit(1)
 
 
+def _register_command_modules() -> None:
+    import importlib
+    import pkgutil
+
+    from vectree import commands
+
+    for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
+        importlib.import_module(f"vectree.commands.{mod.name}").register(main)
+
+
+_register_command_modules()
+
 if __name__ == "__main__":  # pragma: no cover
     main()

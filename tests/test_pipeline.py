@@ -1,0 +1,132 @@
+"""The Dagster definitions: graph shape, real in-process materialisation, sensor and schedule."""
+
+from __future__ import annotations
+
+import datetime
+
+import dagster as dg
+import pytest
+
+from assets.partitions import papers_partitions
+from pipelines.definitions import defs
+from pipelines.refresh import QUIET_RUN_CONFIG, instance_for
+from pipelines.resources import VectreeStore
+from tests import pdfmaker
+from vectree.cli import run_ingest
+
+
+def test_definitions_load_with_the_asset_graph():
+    graph = defs.resolve_asset_graph()
+    keys = {k.to_user_string() for k in graph.get_all_asset_keys()}
+    assert {"corpus_manifest", "paper_pages", "paper_catalog"} <= keys
+    pages = graph.get(dg.AssetKey("paper_pages"))
+    assert pages.partitions_def == papers_partitions
+    assert isinstance(pages.partitions_def, dg.DynamicPartitionsDefinition)
+    assert dg.AssetKey("corpus_manifest") in pages.parent_keys
+    assert dg.AssetKey("paper_pages") in graph.get(dg.AssetKey("paper_catalog")).parent_keys
+    checks = {c.name for c in graph.asset_check_keys}
+    assert {"has_text_layer", "every_paper_parsed"} <= checks
+    for key in graph.get_all_asset_keys():
+        node = graph.get(key)
+        assert node.group_name and node.group_name != "default", key
+        assert node.kinds, key
+        assert node.tags.get("vectree/scope") in {"paper", "corpus", "model"}, key
+        assert (node.partitions_def is not None) == (node.tags["vectree/scope"] == "paper"), key
+    schedule = defs.resolve_schedule_def("daily_refresh")
+    assert schedule.cron_schedule == "0 3 * * *"
+    assert schedule.job_name == "paper_job"
+    assert defs.resolve_schedule_def("daily_rebuild").job_name == "corpus_job"
+    assert {s.name for s in defs.sensors} >= {"corpus_sensor", "corpus_after_papers"}
+    assert defs.resolve_job_def("paper_job").partitions_def == papers_partitions
+
+
+@pytest.fixture()
+def two_paper_store(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfmaker.write_paper(corpus / "glacier.pdf", "Glacier Melt Dynamics in Alpine Basins", pdfmaker.GOOD_SECTIONS)
+    pdfmaker.write_paper(corpus / "soil.pdf", "Soil Moisture Retrieval from Radar", pdfmaker.GOOD_SECTIONS)
+    store, report, _ = run_ingest([str(corpus)], str(tmp_path / "store"), quiet=True)
+    assert not report.failed_runs and len(report.plan.run) == 2
+    resource = VectreeStore(store_root=str(store.root))
+    return corpus, store, resource
+
+
+def test_materialised_partitions_then_sensor_removes_a_deleted_pdf(two_paper_store):
+    corpus, store, resource = two_paper_store
+    instance = instance_for(store)
+    doc_ids = sorted(r["doc_id"] for r in store.read_catalog())
+    assert sorted(instance.get_dynamic_partitions("papers")) == doc_ids
+    assert set(instance.get_materialized_partitions(dg.AssetKey("paper_pages"))) == set(doc_ids)
+    soil = next(d for d in doc_ids if d.startswith("soil-"))
+
+    sensor = defs.resolve_sensor_def("corpus_sensor")
+    ctx = dg.build_sensor_context(instance=instance, resources={"vectree": resource}, definitions=defs)
+    first = sensor(ctx)
+    assert not first.run_requests or all(r.job_name == "corpus_job" for r in first.run_requests)
+
+    (corpus / "soil.pdf").unlink()
+    ctx = dg.build_sensor_context(instance=instance, resources={"vectree": resource}, cursor=first.cursor,
+                                  definitions=defs)
+    result = sensor(ctx)
+    deletes = [r for r in result.dynamic_partitions_requests if isinstance(r, dg.DeleteDynamicPartitionsRequest)]
+    assert [list(r.partition_keys) for r in deletes] == [[soil]]
+    assert [r.job_name for r in result.run_requests] == ["corpus_job"]
+
+    # carry the sensor's requests out as the daemon would: apply partitions, run the corpus job
+    instance.delete_dynamic_partition("papers", soil)
+    job = defs.resolve_job_def("corpus_job")
+    run = job.execute_in_process(instance=instance, resources={"vectree": resource}, run_config=QUIET_RUN_CONFIG)
+    assert run.success
+    assert [r["doc_id"] for r in store.read_catalog()] == [d for d in doc_ids if d != soil]
+    assert not store.pages_path(soil).exists() and not store.pdf_path(soil).exists()
+    assert not store.record_path(soil).exists()
+
+
+def test_sensor_requests_runs_for_added_and_changed_pdfs(two_paper_store):
+    corpus, store, resource = two_paper_store
+    instance = instance_for(store)
+    sensor = defs.resolve_sensor_def("corpus_sensor")
+    cursor = sensor(dg.build_sensor_context(instance=instance, resources={"vectree": resource}, definitions=defs)).cursor
+    pdfmaker.write_paper(corpus / "ice.pdf", "River Ice Break-up Forecasting", pdfmaker.GOOD_SECTIONS)
+    # a changed file has new bytes, so a new id; the old id leaves
+    pdfmaker.write_paper(corpus / "glacier.pdf", "Glacier Melt Dynamics, Revised", pdfmaker.GOOD_SECTIONS)
+    result = sensor(dg.build_sensor_context(instance=instance, resources={"vectree": resource}, cursor=cursor,
+                                            definitions=defs))
+    adds = [k for r in result.dynamic_partitions_requests if isinstance(r, dg.AddDynamicPartitionsRequest)
+            for k in r.partition_keys]
+    deletes = [k for r in result.dynamic_partitions_requests if isinstance(r, dg.DeleteDynamicPartitionsRequest)
+               for k in r.partition_keys]
+    assert sorted(k.split("-")[0] for k in adds) == ["glacier", "ice"]
+    assert [k.split("-")[0] for k in deletes] == ["glacier"]
+    assert sorted(r.partition_key for r in result.run_requests if r.partition_key) == sorted(adds)
+
+
+def test_schedule_adds_partitions_and_requests_runs(two_paper_store):
+    corpus, store, resource = two_paper_store
+    instance = instance_for(store)
+    pdfmaker.write_paper(corpus / "ice.pdf", "River Ice Break-up Forecasting", pdfmaker.GOOD_SECTIONS)
+    schedule = defs.resolve_schedule_def("daily_refresh")
+    ctx = dg.build_schedule_context(instance=instance, resources={"vectree": resource}, repository_def=defs.get_repository_def(),
+                                    scheduled_execution_time=datetime.datetime(2026, 12, 2, 3, 0, tzinfo=datetime.timezone.utc))
+    requests = list(schedule.evaluate_tick(ctx).run_requests)
+    new = [r.partition_key for r in requests if r.partition_key]
+    assert len(new) == 1 and new[0].startswith("ice-")
+    assert new[0] in instance.get_dynamic_partitions("papers")
+
+
+def test_text_layer_check_flags_a_scanned_pdf(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfmaker.write_scanned(corpus / "scan.pdf")
+    store, _, _ = run_ingest([str(corpus)], str(tmp_path / "store"), quiet=True)
+    doc_id = store.read_catalog()[0]["doc_id"]
+    instance = instance_for(store)
+    result = dg.materialize(
+        list(defs.assets), selection=["paper_pages"], partition_key=doc_id, instance=instance,
+        resources={"vectree": VectreeStore(store_root=str(store.root))}, run_config=QUIET_RUN_CONFIG,
+    )
+    [check] = result.get_asset_check_evaluations()
+    assert check.check_name == "has_text_layer" and not check.passed
+    assert check.severity == dg.AssetCheckSeverity.WARN
+    assert "no extractable text" in check.metadata["reason"].value
