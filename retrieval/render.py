@@ -112,7 +112,8 @@ class Series:
     ``x`` holds numbers for ``line``/``scatter`` charts and category labels (strings)
     for ``bar`` charts, where all series must share the same categories; ``y`` holds
     the values.  ``label`` goes into the legend (no legend when every label is empty);
-    ``style`` is an optional matplotlib format string such as ``"o-"`` or ``"s--"``.
+    ``style`` is an optional matplotlib format string such as ``"o-"`` or ``"s--"``; in
+    a ``scatter`` figure a series with a style is drawn as a line (e.g. a fit).
     """
 
     label: str
@@ -168,9 +169,13 @@ class Section:
     """A section of a paper: heading title, paragraphs, floats and subsections.
 
     ``title`` is the heading text without its number; ``number`` is the printed number
-    (``"2.1"``) or ``None`` to let :func:`render_paper` number it by position when
-    ``numbered=True``.  ``paragraphs`` are plain text (no markup; whitespace inside a
-    paragraph is collapsed).  Subsections follow the section's own paragraphs and floats.
+    (``"2.1"``) or ``None`` to let :func:`render_paper` number it by position below its
+    parent's printed number (``"7"`` -> ``"7.1"``, ``"7.2"``) when ``numbered=True``.
+    ``paragraphs`` are plain text (no markup; whitespace inside a paragraph is
+    collapsed).  Subsections follow the section's own paragraphs and floats.  A section
+    whose title is empty prints no heading; its paragraphs count as part of the
+    enclosing section (``paragraph_section`` names the nearest printed ancestor, or
+    ``""`` at top level).
     """
 
     title: str
@@ -281,7 +286,7 @@ class RenderedPaper:
         raise KeyError(heading_id)
 
     def heading_of(self, paragraph_id: str) -> RenderedHeading:
-        """The heading a paragraph sits under."""
+        """The heading a paragraph sits under (KeyError for text under no heading)."""
         return self.heading(self.paragraph_section[paragraph_id])
 
     def find(self, text: str) -> list[str]:
@@ -364,7 +369,7 @@ def _font_faces() -> dict[str, bytes] | None:
         path = font_dir / name
         if not path.exists():  # pragma: no cover
             return None
-        font = TTFont(str(path))
+        font = TTFont(str(path), recalcTimestamp=False)
         opts = subset.Options()
         opts.layout_features = ["kern"]
         opts.drop_tables += ["GSUB", "FFTM"]
@@ -414,7 +419,7 @@ def _figure_png(fig: Figure, width_pt: float, dpi: int = 150) -> bytes:
             ax.set_xticklabels(cats)
         else:
             for s in fig.series:
-                if fig.kind == "scatter":
+                if fig.kind == "scatter" and not s.style:
                     ax.scatter(list(s.x), list(s.y), s=10, label=s.label or None)
                 elif s.style:
                     ax.plot(list(s.x), list(s.y), s.style, label=s.label or None)
@@ -489,8 +494,14 @@ table.ruled {{ border-collapse: collapse; font-size: {fs * 0.88:.2f}pt; line-hei
 table.ruled th {{ font-weight: bold; text-align: left; border-bottom: 0.6pt solid black;
                  padding: {fs * 0.25:.2f}pt {fs * 0.55:.2f}pt; }}
 table.ruled td {{ text-align: left; padding: {fs * 0.18:.2f}pt {fs * 0.55:.2f}pt; }}
+p.short {{ text-align: center; }}
 p.ref {{ font-size: {fs * 0.92:.2f}pt; text-align: left; margin: 0 0 {fs * 0.3:.2f}pt 0; }}
 """
+
+
+def _short(caption: str) -> str:
+    """Extra CSS class for captions that fit on one line: those are centred, as in LaTeX."""
+    return " short" if len(_clean(caption)) <= 80 else ""
 
 
 class _Builder:
@@ -506,6 +517,7 @@ class _Builder:
         self.heading_info: dict[str, tuple[int, str]] = {}  # id -> (level, text)
         self.floats: dict[str, tuple[str, str, str]] = {}  # id -> (label, caption, section)
         self.images: list[tuple[bytes, str]] = []
+        self.table_rows: dict[str, int] = {}  # table id -> number of body rows
         self._n = 0
         self._n_fig = 0
         self._n_tab = 0
@@ -549,7 +561,7 @@ class _Builder:
         return (
             f'<div class="figure" id="{eid}"><img src="{name}" '
             f'style="width:{width:.2f}pt;height:{height:.2f}pt"/></div>'
-            f'<p class="caption" id="{ceid}"><b>Figure {n}:</b> '
+            f'<p class="caption{_short(fig.caption)}" id="{ceid}"><b>Figure {n}:</b> '
             f"{html.escape(_clean(fig.caption), quote=False)}</p>"
         )
 
@@ -562,22 +574,29 @@ class _Builder:
         teid = self._eid()
         self.items.append(_Item("table", teid, tid))
         self.floats[tid] = (f"Table {n}", _clean(tab.caption), section)
+        self.table_rows[tid] = len(tab.rows)
         ncol = max([len(tab.header)] + [len(r) for r in tab.rows])
 
-        def cells(row: list[str], tag: str) -> str:
+        def cells(row: list[str], tag: str, marker: str = "") -> str:
             row = list(row) + [""] * (ncol - len(row))
-            return "".join(f"<{tag}>{html.escape(_clean(str(c)), quote=False)}</{tag}>" for c in row)
+            out = [f"<{tag}>{html.escape(_clean(str(c)), quote=False)}</{tag}>" for c in row]
+            if marker:  # empty span whose reported position tells the page of this row
+                out[0] = f'<{tag}><span id="{marker}"></span>' + out[0][len(tag) + 2:]
+            return "".join(out)
 
         # Natural-width tables look lost on the left; give wide tables the full text
         # width and narrow ones a centred box proportional to their column count.
-        frac = min(1.0, 0.2 + 0.16 * ncol)
+        frac = min(1.0, 0.4 + 0.15 * ncol)
         margin = (1.0 - frac) / 2 * self.text_width
-        body = "".join(f"<tr>{cells(r, 'td')}</tr>" for r in tab.rows)
+        last = len(tab.rows) - 1
+        body = "".join(
+            f"<tr>{cells(r, 'td', teid + 'b' if k == last else '')}</tr>" for k, r in enumerate(tab.rows)
+        )
         return (
-            f'<p class="tcaption" id="{ceid}"><b>Table {n}:</b> '
+            f'<p class="tcaption{_short(tab.caption)}" id="{ceid}"><b>Table {n}:</b> '
             f"{html.escape(_clean(tab.caption), quote=False)}</p>"
             f'<table class="ruled" id="{teid}" style="width:{frac * self.text_width:.2f}pt;'
-            f'margin-left:{margin:.2f}pt"><tr>{cells(tab.header, "th")}</tr>{body}</table>'
+            f'margin-left:{margin:.2f}pt"><tr>{cells(tab.header, "th", teid + "a")}</tr>{body}</table>'
         )
 
     def build(self) -> str:
@@ -604,12 +623,20 @@ class _Builder:
                 parts.append(self._para(f"references/p{k}", "references", ref, cls="ref", prefix=f"[{k + 1}] "))
         return "".join(parts)
 
-    def _sections(self, secs: list[Section], prefix: str, level: int, parts: list[str]) -> None:
+    def _sections(self, secs: list[Section], prefix: str, level: int, parts: list[str],
+                  num_prefix: str = "", parent: str = "") -> None:
         for i, s in enumerate(secs, 1):
             pos = f"{prefix}.{i}" if prefix else str(i)
             sid = "s" + pos
-            number = (s.number or pos) if self.numbered else None
-            parts.append(self._heading(sid, level, section_heading_text(number, s.title)))
+            # an explicit number wins; otherwise number below the parent's printed number
+            auto = f"{num_prefix}.{i}" if num_prefix else str(i)
+            number = (s.number or auto) if self.numbered else None
+            if _clean(s.title):
+                parts.append(self._heading(sid, level, section_heading_text(number, s.title)))
+                under = sid
+            else:
+                # an untitled section prints no heading; its text sits under the parent's
+                under = parent
             n = len(s.paragraphs)
             floats: list[tuple[int, int, object]] = []
             for j, f in enumerate(s.figures):
@@ -621,11 +648,11 @@ class _Builder:
             for k in range(n + 1):
                 while fi < len(floats) and floats[fi][0] == k:
                     obj = floats[fi][2]
-                    parts.append(self._figure(obj, sid) if isinstance(obj, Figure) else self._table(obj, sid))
+                    parts.append(self._figure(obj, under) if isinstance(obj, Figure) else self._table(obj, under))
                     fi += 1
                 if k < n:
-                    parts.append(self._para(f"{sid}/p{k}", sid, s.paragraphs[k]))
-            self._sections(s.subsections, pos, level + 1, parts)
+                    parts.append(self._para(f"{sid}/p{k}", under, s.paragraphs[k]))
+            self._sections(s.subsections, pos, level + 1, parts, number or auto, under)
 
 
 def _layout(html_text: str, css: str, archive: pymupdf.Archive, mediabox: pymupdf.Rect,
@@ -656,23 +683,35 @@ def _layout(html_text: str, css: str, archive: pymupdf.Archive, mediabox: pymupd
 
 def _page_of(seen: dict[str, tuple[int, int]], item: _Item) -> int:
     """First page of a flow item (paragraphs: page of the start marker)."""
-    key = item.eid + "a" if item.kind == "para" else item.eid
+    key = item.eid + "a" if item.kind in ("para", "table") else item.eid
     return seen.get(key, seen.get(item.eid, (0, 0)))[0]
 
 
-def _stranded(items: list[_Item], seen: dict[str, tuple[int, int]]) -> set[str]:
+def _last_page_of(seen: dict[str, tuple[int, int]], item: _Item) -> int:
+    """Last page of a flow item (paragraphs and tables: page of the end marker)."""
+    key = item.eid + "b" if item.kind in ("para", "table") else item.eid
+    return seen.get(key, seen.get(item.eid, (0, 0)))[1]
+
+
+def _stranded(items: list[_Item], seen: dict[str, tuple[int, int]],
+              rows_of: dict[str, int] | None = None) -> set[str]:
     """Element ids that need a page break before them to keep things together.
 
     A heading (or a run of consecutive headings) whose following content starts on a
     later page, a figure whose caption went to the next page, and a table caption whose
-    table went to the next page.
+    table starts on the next page or (for tables of up to 25 rows) runs onto it.
     """
     out: set[str] = set()
+    rows_of = rows_of or {}
     for i, it in enumerate(items):
         nxt = items[i + 1] if i + 1 < len(items) else None
         if nxt is None:
             continue
         pg, npg = _page_of(seen, it), _page_of(seen, nxt)
+        if it.kind == "tcaption" and nxt.kind == "table" and pg and nxt.public in rows_of:
+            if rows_of[nxt.public] <= 25 and _last_page_of(seen, nxt) > pg:
+                out.add(it.eid)
+                continue
         if not pg or not npg or npg <= pg:
             continue
         if it.kind == "heading":
@@ -731,11 +770,10 @@ def render_paper_bytes(
     for _ in range(_MAX_LAYOUT_PASSES):
         html_text = body
         for eid in sorted(breaks):
-            # every element with a break carries its id as the first attribute
-            html_text = html_text.replace(f' id="{eid}"', f' id="{eid}" style="page-break-before:always"', 1) \
-                if f'id="{eid}" style=' not in html_text else html_text
+            # breakable elements (headings, figures, table captions) carry no style
+            html_text = html_text.replace(f' id="{eid}"', f' id="{eid}" style="page-break-before:always"', 1)
         pdf, seen, n_pages = _layout(html_text, css, archive, mediabox, where)
-        more = _stranded(builder.items, seen) - breaks
+        more = _stranded(builder.items, seen, builder.table_rows) - breaks
         # never break before an element that already starts a page
         more = {e for e in more if _starts_page(e, builder.items, seen) is False}
         if not more:
@@ -799,6 +837,10 @@ def render_paper_bytes(
     )
     if outline and headings:
         doc.set_toc(_monotone_toc(rendered.toc()))
+    try:  # embed only the glyphs used (MuPDF subsets deterministically, in milliseconds)
+        doc.subset_fonts()
+    except Exception:  # pragma: no cover - older PyMuPDF or exotic fonts: keep full fonts
+        pass
     out = doc.tobytes(garbage=3, deflate=True, no_new_id=True)
     doc.close()
     return out, rendered
