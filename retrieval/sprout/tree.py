@@ -1,0 +1,190 @@
+"""The SproutRAG tree: bottom-up merges by mutual attention, progressive embeddings.
+
+Given one document's aggregated attention ``A`` (``n x n``, rows are chunks attending to chunks):
+
+1. mutual attention ``M = (A + A^T) / 2`` with the diagonal masked (:func:`mutual_attention`);
+2. repeatedly merge the active pair with the highest mutual attention; the parent's relation to
+   every other node is the strongest relation of either child (single linkage).  Merges need not be
+   adjacent, so a node may join non-contiguous sentences (its text is its chunks in document
+   order).  That procedure is exactly single-linkage agglomerative clustering on the similarity
+   ``M`` -- a maximum spanning tree -- which :func:`single_linkage` computes with SciPy's
+   ``linkage(method="single")`` (an O(n^2) minimum-spanning-tree algorithm) on the distance
+   ``max(M) - M``.  :func:`greedy_single_linkage` is the naive O(n^3) procedure, kept as the
+   reference the tests compare with.
+3. progressive embeddings: a leaf's vector is its chunk embedding, a parent's
+   ``(e_left + e_right) / 2`` (:func:`build_tree`).
+
+Nodes are numbered like SciPy's clusters: leaves ``0..n-1`` (= chunk ids), the i-th merge creates
+node ``n + i``, the root is ``2n - 2``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+def mutual_attention(attention: np.ndarray) -> np.ndarray:
+    """``(A + A^T) / 2`` with the diagonal set to ``-inf`` (a node never merges with itself)."""
+    a = np.asarray(attention, dtype=np.float64)
+    if a.ndim != 2 or a.shape[0] != a.shape[1]:
+        raise ValueError(f"attention must be a square matrix, got shape {a.shape}")
+    m = (a + a.T) / 2.0
+    np.fill_diagonal(m, -np.inf)
+    return m
+
+
+def _check_mutual(m: np.ndarray) -> np.ndarray:
+    m = np.asarray(m, dtype=np.float64)
+    if m.ndim != 2 or m.shape[0] != m.shape[1]:
+        raise ValueError(f"mutual attention must be square, got shape {m.shape}")
+    off = m[~np.eye(len(m), dtype=bool)]
+    if not np.all(np.isfinite(off)):
+        raise ValueError("mutual attention has non-finite off-diagonal entries")
+    if not np.allclose(m, m.T, equal_nan=True):
+        raise ValueError("mutual attention must be symmetric; use mutual_attention(A)")
+    return m
+
+
+def single_linkage(mutual: np.ndarray) -> np.ndarray:
+    """Merges of single linkage on similarity ``mutual``: an ``(n-1, 2)`` int array of node ids
+    (SciPy numbering), strongest merge first.  O(n^2) time and memory."""
+    from scipy.cluster.hierarchy import linkage
+    from scipy.spatial.distance import squareform
+
+    m = _check_mutual(mutual)
+    n = len(m)
+    if n < 2:
+        return np.zeros((0, 2), dtype=np.int64)
+    off = ~np.eye(n, dtype=bool)
+    top = m[off].max()
+    dist = top - m
+    np.fill_diagonal(dist, 0.0)
+    z = linkage(squareform(dist, checks=False), method="single")
+    return z[:, :2].astype(np.int64)
+
+
+def greedy_single_linkage(mutual: np.ndarray) -> np.ndarray:
+    """The naive O(n^3) procedure: merge the active pair with the highest relation, the parent
+    keeping the maximum of its children's relations to every other node.  Same numbering and
+    output as :func:`single_linkage`; for tests and small inputs only."""
+    m = _check_mutual(mutual).copy()
+    n = len(m)
+    np.fill_diagonal(m, -np.inf)
+    ids = list(range(n))  # node id held by each active row
+    active = np.ones(n, dtype=bool)
+    merges = []
+    for step in range(n - 1):
+        masked = np.where(active[:, None] & active[None, :], m, -np.inf)
+        i, j = np.unravel_index(int(np.argmax(masked)), masked.shape)
+        a, b = sorted((ids[i], ids[j]))
+        merges.append((a, b))
+        # the merged node lives in row i; its relation to k is the stronger of the two
+        m[i, :] = np.maximum(m[i, :], m[j, :])
+        m[:, i] = m[i, :]
+        m[i, i] = -np.inf
+        active[j] = False
+        ids[i] = n + step
+    return np.array(merges, dtype=np.int64).reshape(-1, 2)
+
+
+@dataclass
+class Tree:
+    """A binary tree over ``n_leaves`` chunks.
+
+    ``children[v]`` is ``(-1, -1)`` for leaves; ``parent[root] = -1``; ``depth[root] = 0``;
+    ``vectors[v]`` the progressive embedding (not normalised); ``leaf_order`` lists the leaves
+    in depth-first order, so the leaves under node ``v`` are ``leaf_order[lo[v]:hi[v]]``;
+    ``weight[v]`` sums the leaves' weights (sentence counts when given).
+    """
+
+    n_leaves: int
+    children: np.ndarray  # (n_nodes, 2) int
+    parent: np.ndarray  # (n_nodes,) int
+    depth: np.ndarray  # (n_nodes,) int
+    vectors: np.ndarray  # (n_nodes, dim) float32
+    leaf_order: np.ndarray  # (n_leaves,) int
+    lo: np.ndarray  # (n_nodes,) int
+    hi: np.ndarray  # (n_nodes,) int
+    weight: np.ndarray  # (n_nodes,) float
+
+    @property
+    def n_nodes(self) -> int:
+        return len(self.parent)
+
+    @property
+    def root(self) -> int:
+        return self.n_nodes - 1
+
+    def is_leaf(self, v: int) -> bool:
+        return v < self.n_leaves
+
+    def leaves(self, v: int) -> list[int]:
+        """Chunk ids under node ``v``, in document order."""
+        return sorted(int(x) for x in self.leaf_order[self.lo[v]:self.hi[v]])
+
+    def size(self, v: int) -> int:
+        return int(self.hi[v] - self.lo[v])
+
+    def is_ancestor(self, a: int, b: int) -> bool:
+        """True when ``a`` is ``b`` or one of its ancestors (leaf intervals nest)."""
+        return self.lo[a] <= self.lo[b] and self.hi[b] <= self.hi[a]
+
+
+def tree_from_merges(merges: np.ndarray, leaf_vectors: np.ndarray, leaf_weights: np.ndarray | None = None) -> Tree:
+    """Assemble a :class:`Tree` from a merge list (SciPy numbering) and the leaves' vectors."""
+    x = np.asarray(leaf_vectors, dtype=np.float32)
+    n = len(x)
+    if n == 0:
+        raise ValueError("a tree needs at least one leaf")
+    merges = np.asarray(merges, dtype=np.int64).reshape(-1, 2)
+    if len(merges) != n - 1:
+        raise ValueError(f"{n} leaves need {n - 1} merges, got {len(merges)}")
+    n_nodes = 2 * n - 1
+    children = np.full((n_nodes, 2), -1, dtype=np.int64)
+    children[n:] = merges
+    parent = np.full(n_nodes, -1, dtype=np.int64)
+    vectors = np.zeros((n_nodes, x.shape[1]), dtype=np.float32)
+    vectors[:n] = x
+    w = np.ones(n, dtype=np.float64) if leaf_weights is None else np.asarray(leaf_weights, dtype=np.float64)
+    weight = np.zeros(n_nodes, dtype=np.float64)
+    weight[:n] = w
+    for i, (a, b) in enumerate(merges):
+        v = n + i
+        if not (0 <= a < v and 0 <= b < v) or parent[a] != -1 or parent[b] != -1 or a == b:
+            raise ValueError(f"merge {i} ({a}, {b}) is not a merge of two active nodes")
+        parent[a] = parent[b] = v
+        vectors[v] = (vectors[a] + vectors[b]) / 2.0  # progressive embedding
+        weight[v] = weight[a] + weight[b]
+    # depth and a depth-first leaf order (iterative: single-linkage trees can be very deep)
+    depth = np.zeros(n_nodes, dtype=np.int64)
+    lo = np.zeros(n_nodes, dtype=np.int64)
+    hi = np.zeros(n_nodes, dtype=np.int64)
+    order: list[int] = []
+    root = n_nodes - 1
+    stack = [(root, False)]
+    while stack:
+        v, done = stack.pop()
+        if done:
+            hi[v] = len(order)
+            continue
+        lo[v] = len(order)
+        if v < n:
+            order.append(v)
+            hi[v] = len(order)
+            continue
+        stack.append((v, True))
+        a, b = children[v]
+        depth[a] = depth[b] = depth[v] + 1
+        stack.append((b, False))
+        stack.append((a, False))
+    return Tree(n, children, parent, depth, vectors, np.array(order, dtype=np.int64), lo, hi, weight)
+
+
+def build_tree(mutual: np.ndarray, leaf_vectors: np.ndarray, leaf_weights: np.ndarray | None = None) -> Tree:
+    """The SproutRAG tree of one document from its mutual attention and leaf embeddings."""
+    x = np.asarray(leaf_vectors)
+    if len(x) != len(mutual):
+        raise ValueError(f"{len(x)} leaf vectors for a {len(mutual)}x{len(mutual)} attention matrix")
+    return tree_from_merges(single_linkage(mutual), x, leaf_weights)

@@ -1,0 +1,89 @@
+"""Beam search, threshold and selection on a hand-made tree."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from retrieval.sprout.search import (
+    SearchParams, beam_search, expected_relevant, leaf_probabilities, search_forest,
+)
+from retrieval.sprout.tree import tree_from_merges
+
+Q = np.array([1.0, 0.0])
+
+
+def _tree():
+    # leaves: cos to Q = 1.0, 0.8, 0.0, -1.0; node 4 = (0,1), node 5 = (2,3), root 6 = (4,5)
+    leaves = np.array([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [-1.0, 0.0]])
+    return tree_from_merges(np.array([[0, 1], [2, 3], [4, 5]]), leaves)
+
+
+def _scores(tree):
+    v = tree.vectors / np.linalg.norm(tree.vectors, axis=1, keepdims=True)
+    return v @ Q
+
+
+def test_beam_search_keeps_the_best_children_per_level():
+    tree = _tree()
+    s = _scores(tree)
+    assert s[4] == pytest.approx(0.9 / np.hypot(0.9, 0.3)) and s[6] == pytest.approx(0.2 / np.hypot(0.2, 0.4))
+    assert beam_search(tree, s, beam_width=1) == [6, 4, 0]
+    assert beam_search(tree, s, beam_width=2) == [6, 4, 5, 0, 1]
+    assert sorted(beam_search(tree, s, beam_width=8)) == list(range(7))
+
+
+def test_threshold_filters_candidates_and_the_fallback_returns_the_best():
+    tree = _tree()
+    p = dict(rerank="cosine", beam_width=1)
+    hits = search_forest([tree], Q, SearchParams(tau=0.99, **p), k=3)
+    assert [h.node for h in hits] == [0]  # only leaf 0 (cos 1.0) passes
+    hits = search_forest([tree], Q, SearchParams(tau=1.5, min_results=0, **p), k=3)
+    assert hits == []  # nothing passes tau and no fallback asked for
+    hits = search_forest([tree], Q, SearchParams(tau=1.5, min_results=1, **p), k=3)
+    assert [h.node for h in hits] == [0]  # fallback: the best visited node
+
+
+def test_never_a_node_together_with_its_descendant():
+    tree = _tree()
+    hits = search_forest([tree], Q, SearchParams(tau=0.5, rerank="cosine", beam_width=2), k=3)
+    nodes = [h.node for h in hits]
+    assert nodes == [0, 1]  # node 4 (cos .95) is the ancestor of 0 and is skipped
+    for a in nodes:
+        for b in nodes:
+            assert a == b or not (tree.is_ancestor(a, b) or tree.is_ancestor(b, a))
+    # with every node a candidate, the expected-IE reranker still never nests
+    hits = search_forest([tree], Q, SearchParams(tau=-2.0, beam_width=8), k=5)
+    nodes = [h.node for h in hits]
+    assert all(a == b or not tree.is_ancestor(a, b) for a in nodes for b in nodes)
+
+
+def test_expected_ie_prefers_a_node_that_is_all_relevant():
+    tree = _tree()
+    s = _scores(tree)
+    prob = leaf_probabilities(s[:4], tau=0.5, temperature=0.05)
+    exp = expected_relevant(tree, prob)
+    assert exp[4] == pytest.approx(prob[0] + prob[1]) and exp[6] == pytest.approx(prob.sum())
+    hits = search_forest([tree], Q, SearchParams(tau=0.5, tau_temperature=0.05, beam_width=2), k=3)
+    # node 4 holds both relevant leaves: (2)^2/2 beats leaf 0 alone (1^2/1); adding more only lowers it
+    assert [h.node for h in hits] == [4]
+
+
+def test_many_documents_are_searched_apart_and_merged():
+    t1 = _tree()
+    # the second document is about something else: every node is nearly orthogonal to the query
+    t2 = tree_from_merges(np.array([[0, 1], [2, 3], [4, 5]]),
+                          np.array([[0.1, 1.0], [0.2, 1.0], [0.0, 1.0], [-0.1, 1.0]]))
+    hits = search_forest([t1, t2], Q, SearchParams(tau=0.5, rerank="cosine", beam_width=2), k=3)
+    assert {h.doc for h in hits} == {0}
+    routed = search_forest([t2, t1], Q, SearchParams(tau=0.5, rerank="cosine", beam_width=2, route_docs=1), k=3)
+    assert {h.doc for h in routed} == {1}
+    leaves = search_forest([t1], Q, SearchParams(tau=0.5, rerank="cosine", leaves_only=True), k=3)
+    assert all(tree_leaf < 4 for tree_leaf in (h.node for h in leaves))
+
+
+def test_bad_params():
+    with pytest.raises(ValueError):
+        SearchParams(rerank="bm25")
+    with pytest.raises(ValueError):
+        SearchParams(beam_width=0)
