@@ -45,12 +45,18 @@ _NUM = re.compile(r"^\s*(?:(?:appendix|section)\s+)?(?:\d{1,2}(?:\.\d{1,2})*|[A-
 _FRONT_BACK = re.compile(r"^(abstract|keywords?|references|bibliography|acknowledge?ments?)$", re.I)
 
 
+def _ascii(key: str) -> str:
+    return re.sub(r"[^a-z0-9\u00b7]", "", key)
+
+
 def keys(title: str) -> set[str]:
     full = title_key(title)
     bare = title_key(_NUM.sub("", title, count=1)) if _NUM.match(title) else full
     # "1.Introduction": the number glued to the title
     glued = title_key(re.sub(r"^\s*\d{1,2}(?:\.\d{1,2})*\.?(?=[A-Za-z])", "", title))
-    return {k for k in (full, bare, glued) if k}
+    # outlines drop glyphs they cannot encode ("3.3 -multiplier" for "3.3 β-multiplier")
+    ascii_only = {_ascii(k) for k in (full, bare, glued)}
+    return {k for k in (full, bare, glued, *ascii_only) if k}
 
 
 def is_front_back(title: str) -> bool:
@@ -91,15 +97,41 @@ def score(gold: list[dict], got: list[dict], *, lenient: bool = False) -> dict:
     }
 
 
-def gold_of(parsed) -> list[dict]:
+def printed_as_heading(title: str, page_texts: list[str]) -> bool:
+    """Is ``title`` printed as a line of its own (or wrapped over two), or as a run-in lead
+    ("Title. Text ...") on some page?"""
+    want = {_ascii(k) for k in keys(title)}
+    for text in page_texts:
+        raw = [ln.strip() for ln in text.split("\n") if ln.strip()]
+        for k, line in enumerate(raw):
+            longest = max(len(w) for w in want)
+            cand = ""
+            for nxt in raw[k:k + 8]:  # a heading may be wrapped, or split word by word
+                cand = f"{cand} {nxt}"
+                got = _ascii(title_key(cand))
+                if got in want:
+                    return True
+                if len(got) > longest:
+                    break
+            lead = re.match(r"^(.{2,200}?)[.:]\s", line)
+            if lead and _ascii(title_key(lead.group(1))) in want:
+                return True
+    return False
+
+
+def gold_of(parsed, page_texts) -> tuple[list[dict], list[dict]]:
+    """The outline's sections, split into those printed in the text layer and those that are not
+    (an outline entry whose title is on no page cannot be found by any text-based extractor)."""
     tk = title_key(parsed.title or "")
-    out = []
+    out, unprinted = [], []
     for level, title, page in parsed.outline:
         k = title_key(title)
         if tk and k and (k == tk or (len(k) > 20 and (k in tk or tk in k))) and not out:
             continue  # the outline's wrapper entry is the paper itself, not a section
-        out.append({"level": level, "title": title, "page": page})
-    return out
+        entry = {"level": level, "title": title, "page": page}
+        printed = printed_as_heading(title, page_texts)
+        (out if printed else unprinted).append(entry)
+    return out, unprinted
 
 
 def run_path(parsed, *, use_outline: bool) -> tuple[list[dict], float, float]:
@@ -134,6 +166,8 @@ def main() -> None:
     layout_verified, layout_times, prod_verified, prod_times, parse_times = [], [], [], [], []
     layout_n = layout_ok = prod_n = prod_ok = 0
     failing = []
+    n_unprinted = 0
+    unprinted_notes: list = []
     for path in paths:
         t0 = time.perf_counter()
         parsed = parse_pdf(path)
@@ -158,9 +192,12 @@ def main() -> None:
                 console.print(f"  {'  ' * (e['level'] - 1)}{e['title']}  [dim]p{e['page_start']}-{e['page_end']}[/] {mark}")
                 if e.get("summary"):
                     console.print(f"  {'  ' * (e['level'] - 1)}  [dim italic]{e['summary'][:150]}[/]")
-        gold = gold_of(parsed)
+        gold, unprinted = gold_of(parsed, [p["text"] for p in parsed.pages])
         if not gold:
             continue
+        n_unprinted += len(unprinted)
+        if unprinted:
+            unprinted_notes.append((name, unprinted))
         s = score(gold, entries)
         ls = score(gold, entries, lenient=True)
         for tot, sc in ((strict_tot, s), (lenient_tot, ls)):
@@ -222,6 +259,11 @@ def main() -> None:
         "< 1 s/paper": statistics.mean(layout_times) < TARGETS["seconds"],
     }
     console.print("targets: " + ", ".join(f"{k} {'[green]met[/]' if v else '[red]missed[/]'}" for k, v in checks.items()))
+    if unprinted_notes:
+        console.print(f"\n[bold]{n_unprinted} outline entries are not printed in the text layer[/] (left out of recall):")
+        for name, items in unprinted_notes:
+            console.print(f"  {name}: " + "; ".join(f"{g['title'][:40]} (p{g['page']})" for g in items[:8])
+                          + (f" ... {len(items) - 8} more" if len(items) > 8 else ""))
     if failing:
         console.print("\n[bold]papers below a target, and why[/]")
         for name, why in failing:

@@ -68,6 +68,7 @@ class VLine:
     furniture: bool = False
     caption: bool = False
     crowded: bool = False  # shares its baseline with other text in its column (a table row)
+    sig: tuple | None = None  # cached look, see _signature
 
     @property
     def height(self) -> float:
@@ -77,11 +78,9 @@ class VLine:
     def column(self) -> int:
         """0 left, 1 right, -1 spanning the gutter."""
         mid, slack = self.page_width / 2, self.page_width * 0.04
-        if self.x1 <= mid + slack:
-            return 0
-        if self.x0 >= mid - slack:
-            return 1
-        return -1
+        if self.x0 < mid - slack and self.x1 > mid + slack:
+            return -1
+        return 0 if (self.x0 + self.x1) / 2 < mid else 1
 
 
 def _font_key(font: str) -> str:
@@ -151,7 +150,7 @@ def mark_crowded(lines: list[VLine]) -> None:
     by_page: dict[int, list[VLine]] = defaultdict(list)
     for ln in lines:
         # furniture and vertical text (a rotated arXiv stamp) would shadow whole columns
-        if not ln.furniture and ln.height < 3 * max(ln.size, 1.0):
+        if not ln.furniture and ln.height < 3 * max(ln.size, 1.0) and sum(map(str.isalnum, ln.text)) >= 2:
             by_page[ln.page].append(ln)
     for page_lines in by_page.values():
         ordered = sorted(page_lines, key=lambda l: l.y0)
@@ -183,6 +182,17 @@ def _bucket(size: float) -> float:
 
 
 def doc_style(lines: Sequence[VLine]) -> DocStyle:
+    """Body text's size, font and weight: the most common by characters, counted before the
+    reference list when there is one (a long bibliography in small print would win otherwise)."""
+    total_chars = sum(len(ln.text) for ln in lines) or 1
+    ref_at = None
+    seen = 0
+    for k, ln in enumerate(lines):
+        if _BACK_MATTER.match(_clean_title(re.sub(r"^[\dIVX.]+\s+", "", ln.text))) and seen > 0.3 * total_chars:
+            ref_at = k
+        seen += len(ln.text)
+    if ref_at is not None:
+        lines = lines[:ref_at]
     sizes: Counter = Counter()
     fonts: Counter = Counter()
     bold = 0
@@ -242,6 +252,8 @@ _CAPTION = re.compile(
 )
 _ARABIC = re.compile(r"^(?:(?:section|chapter)\s+)?(\d{1,2}(?:\s?\.\s?\d{1,2}){0,3})(?:\s?\.(?!\d)|\))?(?:\s+|(?=[A-Z][a-z]))(?=\S)")
 _APPENDIX = re.compile(r"^(?:((?i:appendix|appendices|annex))\s+)?([A-H])((?:\.\d{1,2}){0,3})(?:\.|:|\s?[\u2013\u2014-])?\s+(?=\S)")
+# "1st", "2nd", "3 %", "10 times", "5 years": a quantity, not a section number
+_NOT_A_SECTION = re.compile(r"^\d+(?:(?:st|nd|rd|th)\b|\s?(?:%|x\b|times\b|years?\b|days?\b|months?\b|weeks?\b|hours?\b))", re.I)
 _MONO = re.compile(r"mono|courier|consol|inconsolata|\btt|sftt|cmtt|code|menlo", re.I)
 _ROMAN = re.compile(r"^(X{0,3}(?:IX|IV|V?I{1,3}|V))\.?\s+(?=[A-Z])")
 _SUBLETTER = re.compile(r"^([A-H])\.\s+(?=[A-Z])")
@@ -260,6 +272,15 @@ _COMMON = re.compile(
     re.I,
 )
 _RUN_IN_END = re.compile(r"(?<![A-Z])\.\s+(?=[A-Z(\[])")
+# front and back matter: level 1 whatever their look
+_OUTER = re.compile(
+    r"^(abstract|summary|keywords?|acknowledge?ments?|references|bibliography|literature cited|appendix|appendices|"
+    r"funding|competing interests|conflicts? of interest|declaration of competing interest|author contributions|"
+    r"authors'? contributions|author details|additional files?|abbreviations|data availability|code availability|"
+    r"supplementary materials?|supplementary information)\W*$",
+    re.I,
+)
+_FRONT = re.compile(r"^(abstract|summary|keywords?)\W*$", re.I)
 _BACK_MATTER = re.compile(r"^(references|bibliography|literature cited|works cited)$", re.I)
 _MATHY = re.compile(r"[=<>∑∫±×≤≥→←∈∀∃√∂∇]|\b(?:argmax|argmin|log|exp|sin|cos)\s*\(")
 _BAD = re.compile(r"@|https?:|www\.|\bdoi\b|arxiv|\bet al\b|©|\bcopyright\b|\bvol\.|\bpp\.", re.I)
@@ -276,12 +297,12 @@ def _roman_value(s: str) -> int:
 
 
 def _letters(s: str) -> int:
-    return sum(ch.isalpha() for ch in s)
+    return sum(map(str.isalpha, s))
 
 
 def _is_caps(s: str) -> bool:
-    letters = [ch for ch in s if ch.isalpha()]
-    return len(letters) >= 4 and sum(ch.isupper() for ch in letters) >= 0.85 * len(letters)
+    letters = "".join(filter(str.isalpha, s))
+    return len(letters) >= 4 and sum(map(str.isupper, letters)) >= 0.85 * len(letters)
 
 
 @dataclass
@@ -296,10 +317,16 @@ class Candidate:
     signature: tuple = ()
     n_lines: int = 1
     level: int = 0
+    next_line: int = -1  # the first line after the heading
+    fills_line: bool = False  # as wide as a body line and continued by the paragraph (run-in)
+    font_only: bool = False  # differs from body text by font family alone
 
 
 def _signature(ln: VLine) -> tuple:
-    return (_bucket(ln.size), ln.bold, _font_key(ln.font), _is_caps(ln.text))
+    """A line's look: size bucket, bold, font, all capitals (computed once per line)."""
+    if ln.sig is None:
+        ln.sig = (_bucket(ln.size), ln.bold, _font_key(ln.font), _is_caps(ln.text))
+    return ln.sig
 
 
 def _distinct(ln: VLine, style: DocStyle) -> float:
@@ -310,7 +337,7 @@ def _distinct(ln: VLine, style: DocStyle) -> float:
     ratio = ln.size / style.body_size if style.body_size else 1.0
     if ratio >= 1.08:
         score += 1.0 + min(1.0, (ratio - 1.08) * 4)
-    if _is_caps(ln.text):
+    if _signature(ln)[3]:
         score += 0.8
     if _font_key(ln.font) != style.body_font and not ln.bold:
         score += 0.6
@@ -322,7 +349,7 @@ def _parse_number(text: str) -> tuple[str | None, tuple, str]:
     if m:
         parts = tuple(int(p) for p in re.split(r"\s?\.\s?", m.group(1)))
         rest = text[m.end():]
-        if all(0 <= p <= 40 for p in parts) and not re.match(r"^\d+\s?(st|nd|rd|th|%|x\b|times\b|years?\b|days?\b)", text, re.I):
+        if all(0 <= p <= 40 for p in parts) and not _NOT_A_SECTION.match(text):
             return "arabic", parts, rest
     m = _APPENDIX.match(text)
     if m:
@@ -406,11 +433,13 @@ def find_candidates(lines: Sequence[VLine], style: DocStyle) -> list[Candidate]:
         # continuation: a heading wrapped onto the next line in the same look
         n_lines = 1
         while (
-            not run_in and i < n and not ln.last_in_block and n_lines < 3 and lines[i].page == ln.page
+            not run_in and i < n and n_lines < 3 and lines[i].page == ln.page
+            and (not lines[i - 1].last_in_block or (lines[i].last_in_block and abs(lines[i].x0 - ln.x0) < 4 * ln.size))
             and _signature(lines[i]) == _signature(ln) and distinct >= 1.0
             and 0 <= lines[i].y0 - lines[i - 1].y1 < ln.height * 0.8
             and len(text.split()) + len(lines[i].text.split()) <= 22
             and _parse_number(_clean_title(lines[i].text))[0] is None
+            and not _COMMON.match(rest.strip().rstrip(".:"))
         ):
             text = _clean_title(text + " " + lines[i].text)
             rest = _clean_title(rest + " " + lines[i].text)
@@ -434,17 +463,54 @@ def find_candidates(lines: Sequence[VLine], style: DocStyle) -> list[Candidate]:
         if run_in:
             # the line's look is mostly its paragraph's; a bold/italic lead-in shows as another font
             weight = 0.9 + (0.5 if _font_key(ln.font) != style.body_font else 0.0)
+        font_only = False
         if scheme is None and not common and distinct < 1.0:
-            continue
+            # only the font family differs (a sans subheading over serif text): accept a short
+            # line that opens a paragraph and is followed by body text; the style must recur
+            prev = lines[i - n_lines - 1] if i - n_lines - 1 >= 0 else None
+            opens = ln.first_in_block or prev is None or prev.page != ln.page or prev.text.rstrip().endswith((".", ":", "?", "!"))
+            if not (
+                distinct >= 0.6 and opens and len(rest.split()) <= 10 and not rest.endswith((".", ",", ";", ":"))
+                and nxt is not None and _signature(nxt)[2] == style.body_font and _prose(nxt)
+                and (ln.x1 - ln.x0) < 0.75 * max(1.0, nxt.x1 - nxt.x0)
+            ):
+                continue
+            font_only = True
         if weight < 0.8:
             continue
+        # a run-in lead ("Random Retrieval Ablation: When using ...") fills its line and goes on
+        fills = (
+            not ln.last_in_block and nxt is not None and nxt.page == ln.page
+            and (ln.x1 - ln.x0) >= 0.9 * (nxt.x1 - nxt.x0) and (nxt.x1 - nxt.x0) > 0
+            and re.search(r"\w[.:\u2014]\s+\S+\s+\S+", rest) is not None
+        )
         out.append(
             Candidate(
                 line=i - n_lines, text=text, rest=_clean_title(rest), scheme=scheme, number=number,
                 common=common, weight=weight, signature=_signature(ln), n_lines=n_lines,
+                next_line=i, fills_line=fills and not run_in, font_only=font_only,
             )
         )
     return out
+
+
+def _prose(ln: VLine) -> bool:
+    """A line of running text (not a table row, not a formula)."""
+    words = ln.text.split()
+    if len(words) < 4:
+        return False
+    numeric = sum(bool(re.fullmatch(r"[-+±−]?[\d.,%()]+[*†]?", w)) for w in words)
+    return numeric <= 0.3 * len(words) and _letters(ln.text) >= 0.6 * len(ln.text.replace(" ", ""))
+
+
+def _followed_by_text(c: Candidate, lines: Sequence[VLine], starts: set[int]) -> bool:
+    """Is the heading followed by running text or by another heading (a parent before its child)?"""
+    j = c.next_line
+    while j < len(lines) and lines[j].furniture:
+        j += 1
+    if j >= len(lines):
+        return True
+    return j in starts or _prose(lines[j])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -537,14 +603,22 @@ def select_headings(cands: list[Candidate], lines: Sequence[VLine], style: DocSt
         [c.line for c in cands if c.common] + [c.line for c in main], default=len(lines)
     )
     title_key_ = title_key(title) if title else ""
+    starts = {c.line for c in cands}
+
+    def heading_like(c: Candidate) -> bool:
+        # table heads and run-in paragraph leads look like headings but are not followed by text
+        # of their own or share their line with it
+        return not c.fills_line and _followed_by_text(c, lines, starts)
+
     # unnumbered common headings in a heading style
     for c in cands:
         if c.line in chosen or c.scheme not in (None, "appendix?"):
             continue
-        if c.common and (c.weight >= 1.6 or c.signature in main_sigs):
+        if c.common and (c.weight >= 1.6 or c.signature in main_sigs) and heading_like(c):
             chosen[c.line] = c
     if not main:
-        anchors = [c for c in chosen.values() if c.common]
+        # the abstract's look is the front matter's, often shared by table heads: not an anchor
+        anchors = [c for c in chosen.values() if c.common and not _FRONT.match(c.rest)]
         anchor_sigs = Counter(c.signature for c in anchors)
         sig_members: dict[tuple, list[Candidate]] = defaultdict(list)
         for c in cands:
@@ -553,39 +627,55 @@ def select_headings(cands: list[Candidate], lines: Sequence[VLine], style: DocSt
         for sig, members in sig_members.items():
             if sig[0] < style.body_size * 0.9 and not sig[1]:
                 continue
-            recurring = anchor_sigs.get(sig, 0) >= 1 or (
-                len(members) >= 2 and sum(m.weight for m in members) / len(members) >= 2.0
-            )
+            members = [m for m in members if heading_like(m)]
+            if members and all(m.font_only for m in members):
+                recurring = len(members) >= 3
+            else:
+                recurring = anchor_sigs.get(sig, 0) >= 1 or (
+                    len(members) >= 2 and sum(m.weight for m in members) / len(members) >= 2.0
+                )
             if not recurring:
                 continue
             for c in members:
                 if c.line in chosen or (title_key_ and title_key(c.text) and title_key(c.text) in title_key_):
                     continue
-                if c.weight >= 1.6 and _looks_like_title(c.rest, strict=True):
+                if (c.weight >= 1.6 or c.font_only) and _looks_like_title(c.rest, strict=True):
                     chosen[c.line] = c
     headings = sorted(chosen.values(), key=lambda c: c.line)
     _assign_levels(headings, main_sigs, style)
     return headings
 
 
+def _strength(sig: tuple) -> tuple:
+    return (sig[0], sig[1], sig[3])
+
+
 def _assign_levels(headings: list[Candidate], main_sigs: dict[tuple, Counter], style: DocStyle) -> None:
+    """Levels for unnumbered headings: the level of numbered headings with the same look; front
+    and back matter at level 1; the look of the common section names (Introduction, Methods, ...)
+    at level 1, stronger looks at 1 too, weaker ones at 2 and 3 by strength."""
     unnumbered = [h for h in headings if h.level == 0]
     if not unnumbered:
         return
     sig_level = {s: lv.most_common(1)[0][0] for s, lv in main_sigs.items()}
-    anchors = Counter(h.signature for h in unnumbered if h.common)
-    top_sig = anchors.most_common(1)[0][0] if anchors else None
-    other = sorted({h.signature for h in unnumbered if h.signature not in sig_level and h.signature != top_sig},
-                   key=lambda s: (-s[0], not s[1], not s[3]))
+    anchors = Counter(h.signature for h in unnumbered if h.common and not _OUTER.match(h.rest))
+    if not anchors:
+        anchors = Counter(h.signature for h in unnumbered if h.common)
+    if anchors:
+        top = anchors.most_common(1)[0][0]
+    else:
+        top = max((h.signature for h in unnumbered), key=_strength)
+    weaker = sorted(
+        {h.signature for h in unnumbered if h.signature not in sig_level and _strength(h.signature) < _strength(top)},
+        key=_strength, reverse=True,
+    )
     for h in unnumbered:
         if h.signature in sig_level:
             h.level = sig_level[h.signature]
-        elif h.common or h.signature == top_sig or top_sig is None:
-            h.level = 1
-        elif (h.signature[0], h.signature[1], h.signature[3]) >= (top_sig[0], top_sig[1], top_sig[3]) and h.signature[0] > top_sig[0]:
+        elif _OUTER.match(h.rest) or h.signature == top or _strength(h.signature) >= _strength(top):
             h.level = 1
         else:
-            h.level = 2 + min(1, other.index(h.signature) if h.signature in other else 0)
+            h.level = 2 + min(1, weaker.index(h.signature))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -672,19 +762,21 @@ def extractive_summary(
         return ""
     if len(cands) == 1:
         return _truncate(cands[0], max_tokens)
+    cands = cands[:80]  # long sections: the opening is where topic sentences are
     vecs = []
     for s in cands:
         tf = Counter(w for w in _WORD_RE.findall(s.lower()) if w not in _STOP)
         v = {w: (1 + math.log(c)) * idf.get(w, 1.0) for w, c in tf.items()}
         norm = math.sqrt(sum(x * x for x in v.values())) or 1.0
         vecs.append({w: x / norm for w, x in v.items()})
+    # degree centrality: the summed cosine to every other sentence is the dot product with the
+    # sum of all vectors minus the sentence's own (unit) length, so one pass over a centroid
+    centroid: Counter = Counter()
+    for v in vecs:
+        centroid.update(v)
     centrality = []
-    for i, a in enumerate(vecs):
-        total = 0.0
-        for j, b in enumerate(vecs):
-            if i != j:
-                small, big = (a, b) if len(a) < len(b) else (b, a)
-                total += sum(x * big.get(w, 0.0) for w, x in small.items())
+    for i, v in enumerate(vecs):
+        total = sum(x * centroid[w] for w, x in v.items()) - (1.0 if v else 0.0)
         # a mild preference for early sentences: topic sentences open sections
         centrality.append(total / (len(vecs) - 1) + 0.05 / (1 + i))
     order = sorted(range(len(cands)), key=lambda i: -centrality[i])
