@@ -8,6 +8,7 @@ Layout under one root directory (default ``./.vectree``)::
     pages/<doc_id>.parquet   one row per page (see PAGES_SCHEMA)
     pdfs/<doc_id>.pdf        byte-identical copy of the source PDF (page images render from it)
     trees/<doc_id>.parquet   verified section tree, one row per node
+    passages/<doc_id>.parquet  paragraph passages with section and vector (within-paper search)
     index/                   search index snapshots (``index/CURRENT`` names the live one)
     sprout/                  SproutRAG model versions and per-paper trees
     dagster/                 the Dagster instance used by in-process runs (``vectree ingest``)
@@ -190,7 +191,8 @@ class Store:
 
     def per_paper_paths(self, doc_id: str) -> list[Path]:
         """Every per-paper artefact of the core layout (used when a paper leaves the corpus)."""
-        return [self.record_path(doc_id), self.pages_path(doc_id), self.pdf_path(doc_id), self.tree_path(doc_id)]
+        return [self.record_path(doc_id), self.pages_path(doc_id), self.pdf_path(doc_id), self.tree_path(doc_id),
+                self.root / "passages" / f"{doc_id}.parquet"]
 
     # ---- per-paper records -------------------------------------------------------------
     def write_record(self, doc_id: str, record: dict[str, Any]) -> None:
