@@ -84,7 +84,7 @@ def _context_tokens(value: int | None) -> int:
 
 
 def _llm_sections(llm, page_texts, prepared, title: str, repair_rounds: int, config: ExtractConfig, notes: list[str]):
-    caller = StructuredCaller(llm, max_tokens=config.output_tokens)
+    caller = StructuredCaller(llm, max_tokens=config.max_output)
     try:
         entries = extract_sections(llm, page_texts, title=title, config=config, caller=caller)
         for e in entries:

@@ -264,13 +264,26 @@ def tagged(window: Sequence[tuple[int, str]]) -> str:
 
 @dataclass
 class ExtractConfig:
+    """Sizes of one model call: the model's context, and the part of it kept for the reply
+    (default a quarter of the context, at most 4096 tokens)."""
+
     context_tokens: int = DEFAULT_CONTEXT_TOKENS
-    output_tokens: int = 4096
+    output_tokens: int | None = None
+
+    @property
+    def max_output(self) -> int:
+        return self.output_tokens or min(4096, max(256, self.context_tokens // 4))
 
     @property
     def budget_chars(self) -> int:
-        room = self.context_tokens - self.output_tokens - PROMPT_RESERVE_TOKENS
-        return int(max(room, 300) * CHARS_PER_TOKEN)
+        """Characters of page text per window."""
+        room = self.context_tokens - self.max_output - PROMPT_RESERVE_TOKENS
+        if room < 64:
+            raise ValueError(
+                f"a context of {self.context_tokens} tokens leaves no room for page text after {self.max_output} "
+                f"output and {PROMPT_RESERVE_TOKENS} prompt tokens; raise VECTREE_LLM_CONTEXT_TOKENS"
+            )
+        return int(room * CHARS_PER_TOKEN)
 
 
 def extract_sections(
@@ -284,7 +297,7 @@ def extract_sections(
     it, may run on: its end becomes the page where the next section at its level or above starts.
     """
     config = config or ExtractConfig()
-    caller = caller or StructuredCaller(llm, max_tokens=config.output_tokens)
+    caller = caller or StructuredCaller(llm, max_tokens=config.max_output)
     n_pages = len(page_texts)
     windows = page_windows(page_texts, budget_chars=config.budget_chars)
     merged: list[dict[str, Any]] = []
@@ -340,7 +353,7 @@ def repair_sections(
     verifier saw the title; all of them trimmed to fit the context.
     """
     config = config or ExtractConfig()
-    caller = caller or StructuredCaller(llm, max_tokens=config.output_tokens)
+    caller = caller or StructuredCaller(llm, max_tokens=config.max_output)
     n_pages = len(page_texts)
     if not failures:
         return {}

@@ -19,7 +19,8 @@ An entry **passes** when
 
 Every entry also gets an *effective* range, the one the tree stores: the corrected range when it
 passes, otherwise its claim clamped into what the invariants allow (inside the parent, not before
-the previous sibling, inside the document).  Children are checked against their parent's effective
+the previous sibling, inside the document); an entry whose title is not found starts at the
+earliest allowed page, so a wrong claim does not push correct siblings out of order.  Children are checked against their parent's effective
 range, so a tree assembled from effective ranges satisfies the invariants by construction while
 every failure stays reported with its reason.
 """
@@ -166,8 +167,10 @@ def verify_entries(
         if verified:
             eff_start, eff_end = ps, pe
         else:
-            # clamp the claim into what the invariants allow; the tree keeps the node, marked
-            claim_s = ps if ps is not None else floor
+            # clamp the claim into what the invariants allow; the tree keeps the node, marked.  A
+            # title found nowhere near its claim says nothing about its page, so it sits at the
+            # earliest allowed page rather than pushing its later siblings out of order
+            claim_s = ps if ps is not None and found is not None else floor
             claim_e = pe if pe is not None else claim_s
             eff_start = min(max(claim_s, floor), hi) if hi >= floor else floor
             eff_end = min(max(claim_e, eff_start), hi)
