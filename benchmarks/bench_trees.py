@@ -3,15 +3,12 @@
 On every PDF of ``../shared/data/pdfs`` that carries an embedded outline, the outline is the gold
 standard: the layout extractor runs with the outline hidden, and its headings are scored.
 
-* a heading **matches** a gold entry when their titles are equal after normalisation
-  (:func:`retrieval.trees.normalize.title_key`), with or without the leading section number
-  (outlines often drop the number the page prints, or the reverse); matching is one-to-one in
-  document order;
-* **precision** = matched / extracted, **recall** = matched / gold, **page accuracy** = matched
-  headings on the gold page / matched;
-* a gold entry that is the paper's own title (an outline wrapping everything) is not a section;
-* ``lenient`` also leaves out front/back matter (Abstract, Keywords, References, Acknowledgments)
-  on both sides, since outlines list those inconsistently (some do, most do not).
+Scoring (``retrieval.trees.evaluate``): a heading matches a gold entry when the titles are equal
+after normalisation, with or without the section number; precision = matched / extracted, recall =
+matched / gold, page accuracy = matched headings on the gold page / matched.  Gold entries that
+are the paper's own title, or that are not printed as a heading anywhere in the text layer, are
+left out (and listed).  ``P*``/``R*`` leave front/back matter (Abstract, References, ...) out on
+both sides, since outlines list those inconsistently.
 
 Over all papers it reports the verified fraction of the extracted entries (the same verifier as
 the pipeline) and the time per paper of extraction + verification (parsing not included, shown
@@ -23,7 +20,6 @@ Run:  .venv/bin/python benchmarks/bench_trees.py [--pdfs DIR] [--show DOC_SUBSTR
 from __future__ import annotations
 
 import argparse
-import re
 import statistics
 import sys
 import time
@@ -36,104 +32,11 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from retrieval.pdf import parse_pdf  # noqa: E402
-from retrieval.trees.normalize import title_key  # noqa: E402
+from retrieval.trees.evaluate import outline_gold, score  # noqa: E402
 from retrieval.trees.offline import extract_offline  # noqa: E402
 from retrieval.trees.verify import prepare_pages, verify_entries  # noqa: E402
 
 TARGETS = {"precision": 0.8, "recall": 0.8, "verified": 0.9, "seconds": 1.0}
-_NUM = re.compile(r"^\s*(?:(?:appendix|section)\s+)?(?:\d{1,2}(?:\.\d{1,2})*|[A-H](?:\.\d{1,2})*|[IVX]{1,4})(?:[.):]|\s)\s*", re.I)
-_FRONT_BACK = re.compile(r"^(abstract|keywords?|references|bibliography|acknowledge?ments?)$", re.I)
-
-
-def _ascii(key: str) -> str:
-    return re.sub(r"[^a-z0-9\u00b7]", "", key)
-
-
-def keys(title: str) -> set[str]:
-    full = title_key(title)
-    bare = title_key(_NUM.sub("", title, count=1)) if _NUM.match(title) else full
-    # "1.Introduction": the number glued to the title
-    glued = title_key(re.sub(r"^\s*\d{1,2}(?:\.\d{1,2})*\.?(?=[A-Za-z])", "", title))
-    # outlines drop glyphs they cannot encode ("3.3 -multiplier" for "3.3 β-multiplier")
-    ascii_only = {_ascii(k) for k in (full, bare, glued)}
-    return {k for k in (full, bare, glued, *ascii_only) if k}
-
-
-def is_front_back(title: str) -> bool:
-    return bool(_FRONT_BACK.match(_NUM.sub("", title, count=1).strip().rstrip(".:")))
-
-
-def score(gold: list[dict], got: list[dict], *, lenient: bool = False) -> dict:
-    if lenient:
-        gold = [g for g in gold if not is_front_back(g["title"])]
-        got = [e for e in got if not is_front_back(e["title"])]
-    used: set[int] = set()
-    matched = pages_ok = 0
-    misses, pairs = [], []
-    start = 0
-    for g in gold:
-        gk = keys(g["title"])
-        hit = None
-        # in order first (the next unmatched extracted heading), then anywhere
-        for j in list(range(start, len(got))) + list(range(0, start)):
-            if j not in used and gk & keys(got[j]["title"]):
-                hit = j
-                break
-        if hit is None:
-            misses.append(g)
-            continue
-        used.add(hit)
-        start = hit + 1
-        matched += 1
-        pages_ok += got[hit]["page_start"] == g["page"]
-        pairs.append((g, got[hit]))
-    extras = [e for j, e in enumerate(got) if j not in used]
-    return {
-        "gold": len(gold), "got": len(got), "matched": matched, "pages_ok": pages_ok,
-        "precision": matched / len(got) if got else (1.0 if not gold else 0.0),
-        "recall": matched / len(gold) if gold else 1.0,
-        "page_acc": pages_ok / matched if matched else 0.0,
-        "misses": misses, "extras": extras, "pairs": pairs,
-    }
-
-
-def printed_as_heading(title: str, page_texts: list[str]) -> bool:
-    """Is ``title`` printed as a line of its own (or wrapped over two), or as a run-in lead
-    ("Title. Text ...") on some page?"""
-    want = {_ascii(k) for k in keys(title)}
-    for text in page_texts:
-        raw = [ln.strip() for ln in text.split("\n") if ln.strip()]
-        for k, line in enumerate(raw):
-            longest = max(len(w) for w in want)
-            cand = ""
-            for nxt in raw[k:k + 8]:  # a heading may be wrapped, or split word by word
-                cand = f"{cand} {nxt}"
-                got = _ascii(title_key(cand))
-                if got in want:
-                    return True
-                if len(got) > longest:
-                    break
-            lead = re.match(r"^(.{2,200}?)[.:]\s", line)
-            if lead and _ascii(title_key(lead.group(1))) in want:
-                return True
-    return False
-
-
-def gold_of(parsed, page_texts) -> tuple[list[dict], list[dict]]:
-    """The outline's sections, split into those printed in the text layer and those that are not
-    (an outline entry whose title is on no page cannot be found by any text-based extractor)."""
-    tk = title_key(parsed.title or "")
-    out, unprinted = [], []
-    for level, title, page in parsed.outline:
-        k = title_key(title)
-        if tk and k and (k == tk or (len(k) > 20 and (k in tk or tk in k))) and not out:
-            continue  # the outline's wrapper entry is the paper itself, not a section
-        entry = {"level": level, "title": title, "page": page}
-        printed = printed_as_heading(title, page_texts)
-        (out if printed else unprinted).append(entry)
-    return out, unprinted
-
-
 def run_path(parsed, *, use_outline: bool) -> tuple[list[dict], float, float]:
     record = {"title": parsed.title, "n_pages": parsed.n_pages, "outline": parsed.outline}
     started = time.perf_counter()
@@ -192,7 +95,7 @@ def main() -> None:
                 console.print(f"  {'  ' * (e['level'] - 1)}{e['title']}  [dim]p{e['page_start']}-{e['page_end']}[/] {mark}")
                 if e.get("summary"):
                     console.print(f"  {'  ' * (e['level'] - 1)}  [dim italic]{e['summary'][:150]}[/]")
-        gold, unprinted = gold_of(parsed, [p["text"] for p in parsed.pages])
+        gold, unprinted = outline_gold(parsed.outline, parsed.title, [p["text"] for p in parsed.pages])
         if not gold:
             continue
         n_unprinted += len(unprinted)

@@ -153,6 +153,11 @@ def mark_crowded(lines: list[VLine]) -> None:
         if not ln.furniture and ln.height < 3 * max(ln.size, 1.0) and sum(map(str.isalnum, ln.text)) >= 2:
             by_page[ln.page].append(ln)
     for page_lines in by_page.values():
+        # on a single-column page any two lines on one baseline are table cells; on a two-column
+        # page a left-column heading beside right-column text is normal
+        prose = [l for l in page_lines if len(l.text.split()) >= 6]
+        narrow = [l for l in prose if l.column != -1]
+        two_columns = bool(prose) and len(narrow) >= 0.6 * len(prose) and len({l.column for l in narrow}) == 2
         ordered = sorted(page_lines, key=lambda l: l.y0)
         for i, a in enumerate(ordered):
             for b in ordered[i + 1:]:
@@ -161,8 +166,7 @@ def mark_crowded(lines: list[VLine]) -> None:
                 overlap = min(a.y1, b.y1) - max(a.y0, b.y0)
                 if overlap <= 0.5 * min(a.height, b.height):
                     continue
-                # same band of the page: both in one column, or either spanning the gutter
-                if a.column == b.column or a.column == -1 or b.column == -1:
+                if not two_columns or a.column == b.column or a.column == -1 or b.column == -1:
                     a.crowded = b.crowded = True
 
 
@@ -866,6 +870,7 @@ def extract_offline(
     if len(entries) >= 2:
         source = "outline"
         starts = [_locate(lines, by_page, e["title"], e["page_start"]) for e in entries]
+        heading_lines = set()
         opens = [s is not None and by_page[lines[s].page][0] == s for s in starts]
         # an outline destination is the page the heading is on; keep it, the verifier checks it
         ranges = section_ranges([(e["page_start"], e["level"], o) for e, o in zip(entries, opens)], n_pages)
@@ -878,6 +883,7 @@ def extract_offline(
         heads = select_headings(cands, lines, style, title=title)
         entries = [{"title": h.text, "level": h.level, "page_start": lines[h.line].page} for h in heads]
         starts = [h.line for h in heads]
+        heading_lines = {h.line + k for h in heads for k in range(h.n_lines)}
         opens = []
         for h in heads:
             page_idx = [j for j in by_page[lines[h.line].page] if not lines[j].furniture]
@@ -885,36 +891,64 @@ def extract_offline(
         ranges = section_ranges([(e["page_start"], e["level"], o) for e, o in zip(entries, opens)], n_pages)
     for e, (ps, pe) in zip(entries, ranges):
         e["page_start"], e["page_end"] = ps, pe
-    _add_summaries(entries, starts, lines, summary_tokens)
+    _add_summaries(entries, starts, lines, summary_tokens, heading_lines)
     return OfflineResult(entries=entries, source=source, notes=notes)
 
 
-def _add_summaries(entries: list[dict[str, Any]], starts: Sequence[int | None], lines: Sequence[VLine], max_tokens: int) -> None:
-    """Each section's own text: lines after its heading up to the next heading (any level)."""
+def _block_texts(lines: Sequence[VLine], lo: int, hi: int, skip: set[int]) -> list[str]:
+    """Running text of lines ``lo..hi-1`` as one string per block (so that a sentence never spans
+    a heading, a caption or a table), leaving out headings, furniture, table rows and captions."""
+    out: list[str] = []
+    current: list[str] = []
+    key = None
+    caption_block = None
+    for i in range(lo, min(hi, len(lines))):
+        ln = lines[i]
+        bk = (ln.page, ln.block)
+        if ln.first_in_block and _CAPTION.match(ln.text.strip()):
+            caption_block = bk
+        if i in skip or ln.furniture or ln.crowded or bk == caption_block:
+            if current:
+                out.append("\n".join(current))
+                current = []
+            continue
+        if bk != key and current:
+            out.append("\n".join(current))
+            current = []
+        key = bk
+        current.append(ln.text)
+    if current:
+        out.append("\n".join(current))
+    return out
+
+
+def _add_summaries(entries: list[dict[str, Any]], starts: Sequence[int | None], lines: Sequence[VLine],
+                   max_tokens: int, heading_lines: set[int] | None = None) -> None:
+    """Each section's own text (after its heading, up to the next heading of any level; a parent
+    with hardly any text of its own reads on through its children) -> an extractive summary."""
     if not entries:
         return
-    body = [i for i, ln in enumerate(lines) if not ln.furniture]
+    skip = set(heading_lines or ()) | {s for s in starts if s is not None}
     located = sorted({s for s in starts if s is not None})
-    texts: list[str] = []
+    blocks_per_entry: list[list[str]] = []
     for k, e in enumerate(entries):
         s = starts[k]
-        if s is None:
-            # not located: the text of its first page
-            texts.append("\n".join(lines[i].text for i in body if lines[i].page == e["page_start"]))
+        if s is None:  # not located: the text of its first page
+            page_idx = [i for i, ln in enumerate(lines) if ln.page == e["page_start"]]
+            lo, hi = (page_idx[0], page_idx[-1] + 1) if page_idx else (0, 0)
+            blocks_per_entry.append(_block_texts(lines, lo, hi, skip))
             continue
         nxt = next((x for x in located if x > s), len(lines))
-        # skip the heading's own line(s)
-        chunk = [lines[i].text for i in body if s < i < nxt and not _CAPTION.match(lines[i].text)]
-        # a section with no text of its own (a parent right before its first child) borrows its children's
-        if sum(len(c) for c in chunk) < 200:
+        blocks = _block_texts(lines, s + 1, nxt, skip)
+        if sum(len(b) for b in blocks) < 200:
             end = len(lines)
             for j in range(k + 1, len(entries)):
                 if entries[j]["level"] <= e["level"] and starts[j] is not None:
                     end = starts[j]
                     break
-            chunk = [lines[i].text for i in body if s < i < end and not _CAPTION.match(lines[i].text)]
-        texts.append("\n".join(chunk[:400]))
-    sentence_lists = [split_sentences(t) for t in texts]
+            blocks = _block_texts(lines, s + 1, end, skip)
+        blocks_per_entry.append(blocks[:60])
+    sentence_lists = [[sent for b in blocks for sent in split_sentences(b)] for blocks in blocks_per_entry]
     idf = document_idf(s for sl in sentence_lists for s in sl)
     for e, sl in zip(entries, sentence_lists):
         e["summary"] = extractive_summary(sl, idf, max_tokens=max_tokens)
