@@ -1,0 +1,149 @@
+"""The registry of evaluated systems: one name, one factory, the tasks it answers.
+
+``make_system(name, task)`` returns a ready-to-prepare :class:`~.base.System`, or raises
+:class:`NotApplicable` when the system has nothing to say on that task (the harness records it
+as not run, with the reason).  ``systems_for(task)`` lists the names that apply.
+
+===================  =============================================================  ===========
+name                 what                                                           tasks
+===================  =============================================================  ===========
+vectree              paper QA: the agent; routing / synthesis: Layer 0 hybrid       qa, r, syn
+vectree-bm25         Layer 0 search, BM25 alone                                     r, syn
+vectree-dense        Layer 0 search, dense alone                                    r, syn
+bm25                 Tantivy BM25 over fixed 256-token chunks                       all
+dense-rag            MiniLM over fixed 256-token chunks                             all
+fixed-128            MiniLM over fixed 128-token chunks                             all
+reranked-dense-rag   dense top-50 reranked by $VECTREE_CROSS_ENCODER                all
+raptor               RAPTOR, extractive summaries, collapsed tree                   all
+flat                 MiniLM over SproutRAG's 1-2-sentence chunks                    all
+sprout (+ablations)  SproutRAG through retrieval.sprout                             sent, qa
+===================  =============================================================  ===========
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .base import (Doc, Hit, NotAvailable, PaperAnswer, Ranking, RetrieverSystem, RunContext,  # noqa: F401
+                   SynthAnswer, System)
+
+
+class NotApplicable(ValueError):
+    """The system does not answer this benchmark's task."""
+
+
+class UnknownSystem(KeyError):
+    pass
+
+
+@dataclass(frozen=True)
+class SystemSpec:
+    name: str
+    tasks: tuple[str, ...]
+    make: Callable[[str], System]
+    summary: str
+
+
+def _agent_or_layer0(task: str) -> System:
+    from .vectree import Layer0System, VectreeAgentSystem
+
+    return VectreeAgentSystem() if task == "paper_qa" else Layer0System("vectree")
+
+
+def _layer0(name):
+    def make(task):
+        from .vectree import Layer0System
+
+        return Layer0System(name)
+    return make
+
+
+def _bm25(task):
+    from .lexical import BM25System
+
+    return BM25System()
+
+
+def _dense(task):
+    from .dense import DenseSystem
+
+    return DenseSystem()
+
+
+def _fixed128(task):
+    from .dense import DenseSystem
+
+    return DenseSystem(128, name="fixed-128")
+
+
+def _reranked(task):
+    from .dense import RerankedDenseSystem
+
+    return RerankedDenseSystem()
+
+
+def _raptor(task):
+    from .raptor import RaptorSystem
+
+    return RaptorSystem()
+
+
+def _flat(task):
+    from .dense import FlatSystem
+
+    return FlatSystem()
+
+
+def _sprout(name):
+    def make(task):
+        from .sprout import SproutSystem
+
+        return SproutSystem(name)
+    return make
+
+
+ALL = ("paper_qa", "routing", "sentences", "synthesis")
+REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
+    SystemSpec("vectree", ("paper_qa", "routing", "synthesis"), _agent_or_layer0,
+               "the agent (paper QA) / Layer 0 hybrid search (routing, synthesis)"),
+    SystemSpec("vectree-bm25", ("routing", "synthesis"), _layer0("vectree-bm25"), "Layer 0 search, BM25 alone"),
+    SystemSpec("vectree-dense", ("routing", "synthesis"), _layer0("vectree-dense"), "Layer 0 search, dense alone"),
+    SystemSpec("bm25", ALL, _bm25, "Tantivy BM25 over fixed 256-token chunks"),
+    SystemSpec("dense-rag", ALL, _dense, "MiniLM over fixed 256-token chunks, top-k"),
+    SystemSpec("fixed-128", ALL, _fixed128, "MiniLM over fixed 128-token chunks, top-k"),
+    SystemSpec("reranked-dense-rag", ALL, _reranked, "dense top-50 reranked by a local cross-encoder"),
+    SystemSpec("raptor", ALL, _raptor, "RAPTOR: GMM clusters, extractive summaries, collapsed tree"),
+    SystemSpec("flat", ALL, _flat, "MiniLM over SproutRAG's 1-2-sentence chunks (no tree)"),
+    SystemSpec("sprout", ("sentences", "paper_qa"), _sprout("sprout"), "SproutRAG"),
+    SystemSpec("sprout-uniform", ("sentences",), _sprout("sprout-uniform"), "SproutRAG, uniform attention"),
+    SystemSpec("sprout-leaves", ("sentences",), _sprout("sprout-leaves"), "SproutRAG, leaf-only retrieval"),
+    SystemSpec("sprout-embtree", ("sentences",), _sprout("sprout-embtree"), "SproutRAG, embedding-similarity tree"),
+    SystemSpec("sprout-token", ("sentences",), _sprout("sprout-token"), "SproutRAG, token-level attention"),
+]}
+
+# what `vectree eval` runs when no --system is given: the method and its published baselines
+DEFAULT_SYSTEMS = {
+    "paper_qa": ("vectree", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
+    "routing": ("vectree", "vectree-bm25", "vectree-dense", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
+    "sentences": ("sprout", "flat", "bm25", "dense-rag", "fixed-128", "reranked-dense-rag", "raptor",
+                  "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-token"),
+    "synthesis": ("vectree", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
+}
+
+
+def system_names() -> list[str]:
+    return list(REGISTRY)
+
+
+def systems_for(task: str) -> list[str]:
+    return [n for n, s in REGISTRY.items() if task in s.tasks]
+
+
+def make_system(name: str, task: str) -> System:
+    spec = REGISTRY.get(name)
+    if spec is None:
+        raise UnknownSystem(f"unknown system {name!r}; known: {', '.join(REGISTRY)}")
+    if task not in spec.tasks:
+        raise NotApplicable(f"{name} does not answer {task} benchmarks (it answers {', '.join(spec.tasks)})")
+    return spec.make(task)
