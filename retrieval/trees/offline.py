@@ -153,11 +153,11 @@ def mark_crowded(lines: list[VLine]) -> None:
         if not ln.furniture and ln.height < 3 * max(ln.size, 1.0) and sum(map(str.isalnum, ln.text)) >= 2:
             by_page[ln.page].append(ln)
     for page_lines in by_page.values():
-        # on a single-column page any two lines on one baseline are table cells; on a two-column
-        # page a left-column heading beside right-column text is normal
-        prose = [l for l in page_lines if len(l.text.split()) >= 6]
-        narrow = [l for l in prose if l.column != -1]
-        two_columns = bool(prose) and len(narrow) >= 0.6 * len(prose) and len({l.column for l in narrow}) == 2
+        # on a two-column page a left-column heading beside right-column text is normal; where
+        # that is unclear (a full-width top, then columns), short lines side by side are cells
+        cols = Counter(l.column for l in page_lines)
+        total = len(page_lines) or 1
+        two_columns = cols[-1] <= 0.3 * total and cols[0] >= 0.2 * total and cols[1] >= 0.2 * total
         ordered = sorted(page_lines, key=lambda l: l.y0)
         for i, a in enumerate(ordered):
             for b in ordered[i + 1:]:
@@ -166,7 +166,10 @@ def mark_crowded(lines: list[VLine]) -> None:
                 overlap = min(a.y1, b.y1) - max(a.y0, b.y0)
                 if overlap <= 0.5 * min(a.height, b.height):
                     continue
-                if not two_columns or a.column == b.column or a.column == -1 or b.column == -1:
+                same_band = a.column == b.column or a.column == -1 or b.column == -1
+                # beside each other in different halves: table cells are short, a column's prose is not
+                cells = not two_columns and max(len(a.text.split()), len(b.text.split())) < 4
+                if same_band or cells:
                     a.crowded = b.crowded = True
 
 
