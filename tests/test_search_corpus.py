@@ -9,7 +9,7 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from retrieval.search.entries import PAPER, SECTION, entries_for_paper, indexable_nodes, store_entries
+from retrieval.search.entries import PAPER, SECTION, entries_for_paper, store_entries
 from retrieval.store import Store, atomic_write_parquet
 
 TREE_SCHEMA = pa.schema(
@@ -103,7 +103,7 @@ def tree_rows(doc_id: str, spec: dict) -> list[dict]:
                  summary=spec["abstract"], page_start=1, page_end=spec["n_pages"], verified=True, verify_note="",
                  repair_rounds=0, source="test")]
     for i, (title, summary, p0, p1, verified) in enumerate(spec["sections"], start=1):
-        rows.append(dict(node_id=f"n{i}", doc_id=doc_id, parent_id="n0", ordinal=i, level=1, title=title,
+        rows.append(dict(node_id=f"n{i}", doc_id=doc_id, parent_id="n0", ordinal=i - 1, level=1, title=title,
                          summary=summary, page_start=p0, page_end=p1, verified=verified,
                          verify_note="" if verified else "summary not supported by the pages", repair_rounds=0,
                          source="test"))
@@ -171,15 +171,22 @@ def test_entries_are_one_paper_entry_plus_verified_sections(tmp_path):
         assert all(e.node_id != "n0" for e in sections)  # the root is the paper, not a section
 
 
-def test_indexable_nodes_keeps_reading_order_and_drops_root_and_unverified():
+def test_section_entries_follow_document_order_and_skip_unverified_nested_nodes():
     rows = [
-        dict(node_id="r", parent_id=None, ordinal=0, level=0, title="root", verified=True),
-        dict(node_id="b", parent_id="r", ordinal=2, level=1, title="B", verified=True),
-        dict(node_id="a", parent_id="r", ordinal=1, level=1, title="A", verified=True),
-        dict(node_id="a2", parent_id="a", ordinal=2, level=2, title="A.2", verified=False),
-        dict(node_id="a1", parent_id="a", ordinal=1, level=2, title="A.1", verified=True),
+        dict(node_id="n0", parent_id=None, ordinal=0, level=0, title="root", summary="abs", page_start=1,
+             page_end=4, verified=True),
+        dict(node_id="n1", parent_id="n0", ordinal=0, level=1, title="A", summary="a", page_start=1, page_end=2,
+             verified=True),
+        dict(node_id="n2", parent_id="n1", ordinal=0, level=2, title="A.1", summary="a1", page_start=1, page_end=1,
+             verified=True),
+        dict(node_id="n3", parent_id="n1", ordinal=1, level=2, title="A.2", summary="a2", page_start=2, page_end=2,
+             verified=False),
+        dict(node_id="n4", parent_id="n0", ordinal=1, level=1, title="B", summary="b", page_start=3, page_end=4,
+             verified=True),
     ]
-    assert [n["node_id"] for n in indexable_nodes(rows)] == ["a", "a1", "b"]
+    entries = entries_for_paper("x-1", "T", "abs", rows, n_pages=4)
+    assert [e.node_id for e in entries] == [None, "n1", "n2", "n4"]
+    assert entries[0].body.endswith("Sections: A; A.1; B")
 
 
 def test_paper_without_tree_uses_the_pdf_outline_for_section_titles():

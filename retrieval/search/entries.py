@@ -18,7 +18,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
-import pyarrow.parquet as pq
+
+from retrieval.trees.schema import indexable_nodes, read_tree
 
 PAPER = "paper"
 SECTION = "section"
@@ -86,32 +87,11 @@ def section_entry(doc_id: str, node_id: Any, title: str | None, summary: str | N
     )
 
 
-def indexable_nodes(tree_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Verified non-root nodes of one tree, in reading order (pre-order: parent, then children
-    by ordinal).  A node under an unverified parent still counts when it is verified itself."""
-    children: dict[Any, list[dict[str, Any]]] = {}
-    for row in tree_rows:
-        children.setdefault(row.get("parent_id"), []).append(row)
-    for kids in children.values():
-        kids.sort(key=lambda r: (r.get("ordinal") or 0, r.get("page_start") or 0))
-    ordered: list[dict[str, Any]] = []
-    seen: set[Any] = set()
-    stack = list(reversed(children.get(None, [])))
-    while stack:
-        node = stack.pop()
-        if node["node_id"] in seen:  # a malformed tree with a cycle must not hang the build
-            continue
-        seen.add(node["node_id"])
-        ordered.append(node)
-        stack.extend(reversed(children.get(node["node_id"], [])))
-    # nodes whose parent is missing from the table are kept too, after the reachable ones
-    ordered += [r for r in tree_rows if r["node_id"] not in seen]
-    return [r for r in ordered if r.get("verified") and r.get("parent_id") is not None and (r.get("level") or 0) > 0]
-
-
 def entries_for_paper(doc_id: str, title: str | None, abstract: str | None, tree_rows: list[dict[str, Any]] | None,
                       *, n_pages: int | None = None, outline: list | None = None) -> list[Entry]:
-    """The paper entry and its section entries.
+    """The paper entry and its section entries (``tree_rows`` in document order, as
+    :func:`retrieval.trees.read_tree` returns them; only :func:`retrieval.trees.indexable_nodes`
+    become entries: verified, not the root).
 
     Section titles in the paper entry come from the verified sections; with no tree at all they
     come from the PDF's own outline (the embedded table of contents, which is source text too).
@@ -131,11 +111,11 @@ def entries_for_paper(doc_id: str, title: str | None, abstract: str | None, tree
 
 
 def read_tree_rows(store, doc_id: str) -> list[dict[str, Any]] | None:
-    """Rows of ``trees/<doc_id>.parquet``, or ``None`` when the paper has no tree (yet)."""
-    path = store.tree_path(doc_id)
-    if not path.exists():
+    """Nodes of ``trees/<doc_id>.parquet`` in document order, or ``None`` when the paper has no
+    tree (yet)."""
+    if not store.tree_path(doc_id).exists():
         return None
-    return pq.read_table(path).to_pylist()
+    return read_tree(store, doc_id)
 
 
 def store_entries(store, doc_ids: Iterable[str] | None = None) -> Iterator[Entry]:
