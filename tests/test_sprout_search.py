@@ -53,7 +53,7 @@ def test_never_a_node_together_with_its_descendant():
         for b in nodes:
             assert a == b or not (tree.is_ancestor(a, b) or tree.is_ancestor(b, a))
     # with every node a candidate, the expected-IE reranker still never nests
-    hits = search_forest([tree], Q, SearchParams(tau=-2.0, beam_width=8), k=5)
+    hits = search_forest([tree], Q, SearchParams(tau=-2.0, beam_width=8, rerank="expected_ie"), k=5)
     nodes = [h.node for h in hits]
     assert all(a == b or not tree.is_ancestor(a, b) for a in nodes for b in nodes)
 
@@ -64,9 +64,27 @@ def test_expected_ie_prefers_a_node_that_is_all_relevant():
     prob = leaf_probabilities(s[:4], tau=0.5, temperature=0.05)
     exp = expected_relevant(tree, prob)
     assert exp[4] == pytest.approx(prob[0] + prob[1]) and exp[6] == pytest.approx(prob.sum())
-    hits = search_forest([tree], Q, SearchParams(tau=0.5, tau_temperature=0.05, beam_width=2), k=3)
-    # node 4 holds both relevant leaves: (2)^2/2 beats leaf 0 alone (1^2/1); adding more only lowers it
-    assert [h.node for h in hits] == [4]
+    for rerank in ("expected_ie", "leaf_expected_ie"):
+        hits = search_forest([tree], Q, SearchParams(tau=0.5, tau_temperature=0.05, beam_width=2, rerank=rerank), k=3)
+        # node 4 holds both relevant leaves: (2)^2/2 beats leaf 0 alone (1^2/1); adding more only lowers it
+        assert [h.node for h in hits] == [4]
+    # over the leaves with a scorer that finds 0 and 1 relevant and 2 not (feature 0 = node cosine):
+    # the greedy stops after two, since (p0 + p1 + p2)^2 / 3 < (p0 + p1)^2 / 2 ...
+    scorer = lambda f: 10 * (f[:, 0] - 0.5)
+    p = dict(tau=-100.0, leaves_only=True)
+    assert [h.node for h in search_forest([tree], Q, SearchParams(**p), k=3, node_scorer=scorer)] == [0, 1]
+    # ... unless fill_k asks for k nodes
+    assert len(search_forest([tree], Q, SearchParams(fill_k=True, **p), k=3, node_scorer=scorer)) == 3
+
+
+def test_learned_reranker_scores_gate_and_rank():
+    tree = _tree()
+    # a scorer that prefers big nodes: logit = log(sentences) - 0.5 (feature 4 is log_sentences)
+    scorer = lambda f: f[:, 4] - 0.5
+    hits = search_forest([tree], Q, SearchParams(tau=0.0, beam_width=8), k=3, node_scorer=scorer)
+    assert hits[0].node == tree.root  # the only node whose logit is highest and passes tau
+    with pytest.raises(ValueError, match="node_scorer"):
+        search_forest([tree], Q, SearchParams(), k=3)
 
 
 def test_many_documents_are_searched_apart_and_merged():

@@ -203,14 +203,15 @@ class TrainingSet:
         if not (folder / "docs.json").exists():
             raise TrainingDataError(f"no SproutRAG training set in {folder}; materialise sprout_training_set")
         meta = json.loads((folder / "docs.json").read_text())
-        arr = np.load(folder / "embeddings.npz")
+        with np.load(folder / "embeddings.npz") as arr:  # read each array once (NpzFile re-reads per access)
+            x_all, xq_all = arr["x"], arr["xq"]
         docs, xs, xqs, i, j = [], [], [], 0, 0
         for d in meta["docs"]:
             d["queries"] = [TrainQuery(**q) for q in d["queries"]]
             doc = TrainDoc(**d)
             docs.append(doc)
-            xs.append(arr["x"][i:i + doc.n])
-            xqs.append(arr["xq"][j:j + len(doc.queries)])
+            xs.append(x_all[i:i + doc.n])
+            xqs.append(xq_all[j:j + len(doc.queries)])
             i += doc.n
             j += len(doc.queries)
         return cls(docs, xs, xqs, meta.get("info", {}))

@@ -133,6 +133,8 @@ class EncoderConfig:
     ffn_dim: int = 256
     n_buckets: int = 8  # distance buckets per side: 0, 1, 2, 3-4, 5-8, ..., the last open-ended
     dropout: float = 0.1
+    para_bias_init: float = 1.0  # prior: attend within the paragraph
+    locality_init: float = 0.25  # prior: attention logit falls by this per distance bucket
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -161,8 +163,10 @@ class _Layer(nn.Module):
         self.ln2 = nn.LayerNorm(cfg.d_model)
         self.ff = nn.Sequential(nn.Linear(cfg.d_model, cfg.ffn_dim), nn.GELU(), nn.Linear(cfg.ffn_dim, cfg.d_model))
         self.drop = nn.Dropout(cfg.dropout)
-        self.rel_bias = nn.Parameter(torch.zeros(cfg.n_heads, 2 * cfg.n_buckets - 1))
-        self.para_bias = nn.Parameter(torch.zeros(cfg.n_heads))
+        # structural priors (learned from here): nearby chunks and chunks of one paragraph attend more
+        buckets = torch.arange(2 * cfg.n_buckets - 1) - (cfg.n_buckets - 1)
+        self.rel_bias = nn.Parameter(-cfg.locality_init * buckets.abs().float().repeat(cfg.n_heads, 1))
+        self.para_bias = nn.Parameter(torch.full((cfg.n_heads,), float(cfg.para_bias_init)))
 
     def forward(self, z: torch.Tensor, rel: torch.Tensor, same_para: torch.Tensor):
         n = z.shape[0]

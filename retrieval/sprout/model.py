@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from .encoder import EncoderConfig, SproutEncoder, aggregate_attention
-from .search import SearchParams
+from .search import N_FEATURES, Candidate, SearchParams, search_forest
 from .tree import Tree, build_tree, mutual_attention
 
 FORMAT_VERSION = 1
@@ -31,7 +31,11 @@ WEIGHTS_FILE = "model.safetensors"
 CONFIG_FILE = "config.json"
 
 
-class ModelNotFoundError(FileNotFoundError):
+class SproutUnavailableError(LookupError):
+    """SproutRAG cannot answer here: no model or no tree (the message names the fix)."""
+
+
+class ModelNotFoundError(SproutUnavailableError):
     """No trained SproutRAG model where one was looked for (the message says how to train one)."""
 
 
@@ -44,8 +48,9 @@ class SproutConfig:
     encoder: EncoderConfig = field(default_factory=EncoderConfig)
     search: SearchParams = field(default_factory=SearchParams)
     max_window_chunks: int = 2048  # longer documents are encoded in consecutive windows
-    tau_init: float = 0.3
-    tau_temperature_init: float = 0.05
+    scorer_hidden: int = 32  # the learned reranker's hidden width
+    tau_init: float = 0.0  # on the reranker's logit scale
+    tau_temperature_init: float = 1.0
     model_id: str = ""
     created: str = ""
     training: dict[str, Any] = field(default_factory=dict)  # config, data hashes, losses, metrics
@@ -75,9 +80,35 @@ class DocumentTree:
     attention: np.ndarray  # (n, n) aggregated, before symmetrisation
 
 
+class NodeScorer(nn.Module):
+    """The learned reranker: node features (:func:`retrieval.sprout.search.node_features`) ->
+    logit of the node's precision (the fraction of its sentences that answer the query)."""
+
+    def __init__(self, n_features: int = N_FEATURES, hidden: int = 32):
+        super().__init__()
+        self.register_buffer("feature_mean", torch.zeros(n_features))
+        self.register_buffer("feature_std", torch.ones(n_features))
+        self.net = nn.Sequential(nn.Linear(n_features, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.net((features - self.feature_mean) / self.feature_std).squeeze(-1)
+
+    def numpy_fn(self):
+        """The same function in numpy (no torch call per document at query time)."""
+        mean, std = self.feature_mean.numpy().copy(), self.feature_std.numpy().copy()
+        w1, b1 = self.net[0].weight.detach().numpy().T.copy(), self.net[0].bias.detach().numpy().copy()
+        w2, b2 = self.net[2].weight.detach().numpy()[0].copy(), float(self.net[2].bias.detach()[0])
+
+        def score(features: np.ndarray) -> np.ndarray:
+            return np.tanh(((features - mean) / std) @ w1 + b1) @ w2 + b2
+
+        return score
+
+
 class SproutModel(nn.Module):
     """Trainable parts: the sentence-level encoder, ``alpha`` (layer x head aggregation logits),
-    ``tau`` and ``log_tau_temperature`` (the threshold and its calibration), a query adapter
+    the node scorer (the learned reranker), ``tau`` and ``log_tau_temperature`` (the candidate
+    threshold on the scorer's logit, and its calibration), a query adapter
     (``q = normalise(x + W x)``, ``W`` starting at zero)."""
 
     def __init__(self, config: SproutConfig | None = None):
@@ -93,6 +124,8 @@ class SproutModel(nn.Module):
         self.query_adapter = nn.Linear(cfg.base_dim, cfg.base_dim)
         nn.init.zeros_(self.query_adapter.weight)
         nn.init.zeros_(self.query_adapter.bias)
+        self.node_scorer = NodeScorer(N_FEATURES, cfg.scorer_hidden)
+        self._scorer_fn = None
 
     # ---- differentiable pieces (training) --------------------------------------------------
     def encode_query_tensor(self, xq: torch.Tensor) -> torch.Tensor:
@@ -108,6 +141,17 @@ class SproutModel(nn.Module):
         base.update(tau=float(self.tau.detach()), tau_temperature=float(self.log_tau_temperature.detach().exp()))
         base.update(overrides)
         return SearchParams(**base)
+
+    def scorer_fn(self):
+        """The reranker as a numpy function (rebuilt after every change of the weights)."""
+        return self.node_scorer.numpy_fn()
+
+    def search(self, trees: Sequence[Tree], query_vector: np.ndarray, k: int | None = None,
+               params: SearchParams | None = None, node_units=None, scorer=None, **overrides) -> list[Candidate]:
+        """:func:`retrieval.sprout.search.search_forest` with this model's threshold and reranker."""
+        params = params or self.search_params(**overrides)
+        fn = scorer or (self.scorer_fn() if params.rerank == "learned" else None)
+        return search_forest(trees, query_vector, params, k, node_units=node_units, node_scorer=fn)
 
     @torch.no_grad()
     def encode_query(self, xq: np.ndarray) -> np.ndarray:

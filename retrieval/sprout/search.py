@@ -26,13 +26,13 @@ candidates are merged before selection.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
 from .tree import Tree
 
-RERANKERS = ("cosine", "expected_ie")
+RERANKERS = ("learned", "cosine", "expected_ie", "leaf_expected_ie")
 
 
 @dataclass
@@ -43,10 +43,11 @@ class SearchParams:
     top_k: int = 10
     tau: float = 0.3
     tau_temperature: float = 0.05
-    rerank: str = "expected_ie"
+    rerank: str = "learned"
     min_results: int = 1  # return at least this many nodes even when none passes tau
     route_docs: int | None = None  # search only the best documents (by best leaf), None: all
     leaves_only: bool = False  # ablation: candidates are the leaves only, no tree
+    fill_k: bool = False  # ablation: always return k nodes (no early stop of the expected-IE greedy)
 
     def __post_init__(self) -> None:
         if self.rerank not in RERANKERS:
@@ -105,78 +106,169 @@ def expected_relevant(tree: Tree, leaf_prob: np.ndarray) -> np.ndarray:
     return prefix[tree.hi] - prefix[tree.lo]
 
 
-def _overlaps(trees: Sequence[Tree], chosen: list[Candidate], c: Candidate) -> bool:
-    t = trees[c.doc]
-    return any(o.doc == c.doc and (t.is_ancestor(o.node, c.node) or t.is_ancestor(c.node, o.node)) for o in chosen)
+FEATURE_NAMES = (
+    "node_cos", "leaf_mean", "leaf_max", "leaf_min", "log_sentences", "doc_fraction",
+    "leaf_max_vs_best", "leaf_mean_vs_best", "node_cos_vs_best", "leaf_mean_z", "leaf_max_z",
+    "parent_gain", "sibling_gain", "cohesion",
+)
+N_FEATURES = len(FEATURE_NAMES)
 
 
-def select(trees: Sequence[Tree], candidates: list[Candidate], params: SearchParams, k: int) -> list[Candidate]:
-    """Rerank ``candidates`` and keep at most ``k`` that do not nest (see the module docstring)."""
-    if params.rerank == "cosine":
-        for c in candidates:
-            c.rank_score = c.score
-        chosen: list[Candidate] = []
-        for c in sorted(candidates, key=lambda c: -c.rank_score):
-            if len(chosen) >= k:
-                break
-            if not _overlaps(trees, chosen, c):
-                chosen.append(c)
-        return chosen
-    # expected_ie: greedy on (sum expected)^2 / (sum weight)
-    chosen = []
-    got, cost, best_value = 0.0, 0.0, 0.0
-    pool = list(candidates)
-    while pool and len(chosen) < k:
-        values = [((got + c.expected) ** 2) / (cost + c.weight) for c in pool]
-        order = np.argsort(-np.array(values), kind="stable")
-        pick = None
-        for i in order:
-            c = pool[int(i)]
-            if not _overlaps(trees, chosen, c):
-                pick = int(i)
-                break
-        if pick is None:
-            break
-        value = values[pick]
-        if chosen and value <= best_value:
-            break
-        c = pool.pop(pick)
-        c.rank_score = value
-        chosen.append(c)
-        got, cost, best_value = got + c.expected, cost + c.weight, value
-        pool = [o for o in pool if not _overlaps(trees, [c], o)]
+def _range_reduce(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, fn) -> np.ndarray:
+    """``fn``-reduction (np.maximum / np.minimum) of ``values[lo:hi]`` for every interval, with a
+    sparse table: O(n log n) to build, O(1) per interval, all vectorised."""
+    n = len(values)
+    levels = [values]
+    k = 1
+    while (1 << k) <= n:
+        prev, half = levels[-1], 1 << (k - 1)
+        levels.append(fn(prev[:-half], prev[half:]))
+        k += 1
+    table = np.empty((len(levels), n), dtype=values.dtype)
+    for j, row in enumerate(levels):
+        table[j, : len(row)] = row
+        table[j, len(row):] = row[-1]
+    length = hi - lo
+    j = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
+    return fn(table[j, lo], table[j, hi - (1 << j)])
+
+
+def node_features(tree: Tree, leaf_scores: np.ndarray, node_scores: np.ndarray, best_leaf: float | None = None,
+                  best_node: float | None = None) -> np.ndarray:
+    """Features of every node for the learned reranker, ``(n_nodes, N_FEATURES)`` float32.
+
+    From the query's cosines to the node (progressive embedding) and to its leaves: the leaves'
+    mean (by sentences), max and min; the node's size; scores relative to the best leaf / node of
+    the whole search (``best_leaf``/``best_node``, default this tree's) and to this document's
+    score distribution; how much the parent and the sibling add; and the node's cohesion (the rank
+    of the mutual attention that formed it among the document's merges, 1 for leaves).
+    """
+    n = tree.n_leaves
+    order = tree.leaf_order
+    w = tree.weight[:n]
+    ls = np.asarray(leaf_scores, dtype=np.float64)
+    ordered_s, ordered_w = ls[order], w[order]
+    pw = np.concatenate([[0.0], np.cumsum(ordered_w)])
+    pws = np.concatenate([[0.0], np.cumsum(ordered_w * ordered_s)])
+    size = pw[tree.hi] - pw[tree.lo]
+    mean = (pws[tree.hi] - pws[tree.lo]) / np.maximum(size, 1e-9)
+    mx = _range_reduce(ordered_s, tree.lo, tree.hi, np.maximum)
+    mn = _range_reduce(ordered_s, tree.lo, tree.hi, np.minimum)
+    best_leaf = float(ls.max()) if best_leaf is None else best_leaf
+    best_node = float(np.max(node_scores)) if best_node is None else best_node
+    doc_mean = float((w * ls).sum() / w.sum())
+    doc_std = float(np.sqrt((w * (ls - doc_mean) ** 2).sum() / w.sum())) + 1e-3
+    parent = np.where(tree.parent >= 0, tree.parent, np.arange(tree.n_nodes))
+    kids = tree.children[parent]
+    sibling = np.where(kids[:, 0] == np.arange(tree.n_nodes), kids[:, 1], kids[:, 0])
+    sibling = np.where(tree.parent >= 0, sibling, np.arange(tree.n_nodes))
+    cohesion = np.ones(tree.n_nodes)
+    if tree.n_nodes > n and tree.strength is not None:
+        inner = tree.strength[n:]
+        ranks = np.argsort(np.argsort(inner, kind="stable"), kind="stable")
+        cohesion[n:] = (ranks + 1) / len(inner)
+    f = np.stack([
+        node_scores, mean, mx, mn, np.log(size), size / size[tree.root],
+        mx - best_leaf, mean - best_leaf, node_scores - best_node, (mean - doc_mean) / doc_std,
+        (mx - doc_mean) / doc_std, mean[parent] - mean, mean[sibling] - mean, cohesion,
+    ], axis=1)
+    return f.astype(np.float32)
+
+
+
+def _select(doc: np.ndarray, lo: np.ndarray, hi: np.ndarray, score: np.ndarray, expected: np.ndarray,
+            weight: np.ndarray, greedy_ie: bool, k: int, fill_k: bool) -> list[int]:
+    """Indices of at most ``k`` candidates, none nested in another (vectorised).
+
+    Nodes of one tree either nest or are disjoint, so two candidates conflict exactly when they
+    are in the same document and their leaf intervals ``[lo, hi)`` intersect.
+    """
+    alive = np.ones(len(doc), dtype=bool)
+    chosen: list[int] = []
+    got = cost = best = 0.0
+    while alive.any() and len(chosen) < k:
+        if greedy_ie:
+            value = np.where(alive, (got + expected) ** 2 / (cost + weight), -np.inf)
+        else:
+            value = np.where(alive, score, -np.inf)
+        i = int(np.argmax(value))
+        if greedy_ie and chosen and value[i] <= best and not fill_k:
+            break  # nothing left raises the expected recall x precision
+        chosen.append(i)
+        got, cost, best = got + expected[i], cost + weight[i], float(value[i])
+        alive &= ~((doc == doc[i]) & (lo < hi[i]) & (lo[i] < hi))
     return chosen
 
 
 def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams, k: int | None = None,
-                  node_units: Sequence[np.ndarray] | None = None) -> list[Candidate]:
+                  node_units: Sequence[np.ndarray] | None = None,
+                  node_scorer: Callable[[np.ndarray], np.ndarray] | None = None) -> list[Candidate]:
     """Search several documents' trees for one query vector and merge (see the module docstring).
 
     ``node_units`` (optional, per tree): the normalised node vectors, precomputed by the caller
-    to save the normalisation on every query.
+    to save the normalisation on every query.  ``node_scorer`` (needed by ``rerank="learned"``):
+    maps :func:`node_features` rows to logits of the node's precision (the model's reranker).
     """
+    if params.rerank == "learned" and node_scorer is None:
+        raise ValueError('rerank="learned" needs the model\'s node_scorer')
     k = k or params.top_k
+    if not trees:
+        return []
     q = _unit(np.asarray(query, dtype=np.float32))
     units = node_units if node_units is not None else [_unit(t.vectors) for t in trees]
     scores = [u @ q for u in units]
-    order = range(len(trees))
+    order = np.arange(len(trees))
     if params.route_docs is not None and len(trees) > params.route_docs:
         best_leaf = np.array([s[: t.n_leaves].max() for s, t in zip(scores, trees)])
         order = np.argsort(-best_leaf, kind="stable")[: params.route_docs]
-    candidates: list[Candidate] = []
-    fallback: list[Candidate] = []
+    best_leaf = max(float(scores[d][: trees[d].n_leaves].max()) for d in order)
+    best_node = max(float(scores[d].max()) for d in order)
+    parts = []
     for d in order:
         t, s = trees[d], scores[d]
         nodes = np.arange(t.n_leaves) if params.leaves_only else np.array(beam_search(t, s, params.beam_width))
-        exp = None
-        if params.rerank == "expected_ie":
-            exp = expected_relevant(t, leaf_probabilities(s[: t.n_leaves], params.tau, params.tau_temperature))
-        for v in nodes:
-            c = Candidate(int(d), int(v), float(s[v]), float(exp[v]) if exp is not None else 0.0, float(t.weight[v]))
-            (candidates if c.score >= params.tau else fallback).append(c)
-    chosen = select(trees, candidates, params, k)
-    if len(chosen) < min(params.min_results, k) and fallback:
-        # nothing (or too little) passed tau: the best of the rest, by the same reranker
-        extra = select(trees, fallback, params, min(params.min_results, k) - len(chosen))
-        chosen += [c for c in extra if not _overlaps(trees, chosen, c)]
-    return chosen
+        if params.rerank == "learned":
+            # the reranker's logit is the candidate score: tau gates it, sigmoid(logit) estimates precision
+            logit = node_scorer(node_features(t, s[: t.n_leaves], s, best_leaf, best_node)[nodes])
+            expected = t.weight[nodes] / (1.0 + np.exp(-logit))
+            gate, rank = logit, logit
+        elif params.rerank == "expected_ie":
+            expected = leaf_probabilities(s[nodes], params.tau, params.tau_temperature) * t.weight[nodes]
+            gate, rank = s[nodes], s[nodes]
+        elif params.rerank == "leaf_expected_ie":
+            expected = expected_relevant(t, leaf_probabilities(s[: t.n_leaves], params.tau, params.tau_temperature))[nodes]
+            gate, rank = s[nodes], s[nodes]
+        else:
+            expected = np.zeros(len(nodes))
+            gate, rank = s[nodes], s[nodes]
+        parts.append((np.full(len(nodes), d), nodes, s[nodes], expected, t.weight[nodes], t.lo[nodes], t.hi[nodes],
+                      gate, rank))
+    doc, node, score, expected, weight, lo, hi, gate, rank = (np.concatenate(c) for c in zip(*parts))
+    greedy = params.rerank != "cosine"
+    passed = gate >= params.tau
+    idx = np.flatnonzero(passed)
+    chosen = [int(idx[i]) for i in _select(doc[idx], lo[idx], hi[idx], rank[idx], expected[idx], weight[idx],
+                                           greedy, k, params.fill_k)]
+    want = min(params.min_results, k)
+    if len(chosen) < want:
+        # nothing (or too little) passed tau: the best of the rest, by the same reranker, not nesting
+        rest = np.flatnonzero(~passed)
+        keep = np.ones(len(rest), dtype=bool)
+        for c in chosen:
+            keep &= ~((doc[rest] == doc[c]) & (lo[rest] < hi[c]) & (lo[c] < hi[rest]))
+        rest = rest[keep]
+        extra = _select(doc[rest], lo[rest], hi[rest], rank[rest], expected[rest], weight[rest], greedy,
+                        want - len(chosen), True)
+        chosen += [int(rest[i]) for i in extra]
+    out = []
+    for i in chosen:
+        out.append(Candidate(int(doc[i]), int(node[i]), float(score[i]), float(expected[i]), float(weight[i]),
+                             float(rank[i])))
+    return out
+
+
+def retrieve_in_paper(store, doc_id: str, query: str, k: int = 5, **overrides):
+    """SproutRAG nodes of one stored paper; see :func:`retrieval.sprout.papers.retrieve_in_paper`."""
+    from .papers import retrieve_in_paper as _retrieve
+
+    return _retrieve(store, doc_id, query, k, **overrides)

@@ -47,22 +47,25 @@ def _check_mutual(m: np.ndarray) -> np.ndarray:
     return m
 
 
-def single_linkage(mutual: np.ndarray) -> np.ndarray:
+def single_linkage(mutual: np.ndarray, *, with_strength: bool = False):
     """Merges of single linkage on similarity ``mutual``: an ``(n-1, 2)`` int array of node ids
-    (SciPy numbering), strongest merge first.  O(n^2) time and memory."""
+    (SciPy numbering), strongest merge first.  O(n^2) time and memory.  With ``with_strength``
+    also the mutual attention at which each merge happened (non-increasing)."""
     from scipy.cluster.hierarchy import linkage
     from scipy.spatial.distance import squareform
 
     m = _check_mutual(mutual)
     n = len(m)
     if n < 2:
-        return np.zeros((0, 2), dtype=np.int64)
+        empty = np.zeros((0, 2), dtype=np.int64)
+        return (empty, np.zeros(0)) if with_strength else empty
     off = ~np.eye(n, dtype=bool)
     top = m[off].max()
     dist = top - m
     np.fill_diagonal(dist, 0.0)
     z = linkage(squareform(dist, checks=False), method="single")
-    return z[:, :2].astype(np.int64)
+    merges = z[:, :2].astype(np.int64)
+    return (merges, top - z[:, 2]) if with_strength else merges
 
 
 def greedy_single_linkage(mutual: np.ndarray) -> np.ndarray:
@@ -96,7 +99,8 @@ class Tree:
     ``children[v]`` is ``(-1, -1)`` for leaves; ``parent[root] = -1``; ``depth[root] = 0``;
     ``vectors[v]`` the progressive embedding (not normalised); ``leaf_order`` lists the leaves
     in depth-first order, so the leaves under node ``v`` are ``leaf_order[lo[v]:hi[v]]``;
-    ``weight[v]`` sums the leaves' weights (sentence counts when given).
+    ``weight[v]`` sums the leaves' weights (sentence counts when given); ``strength[v]`` is the
+    mutual attention at which inner node ``v`` was formed (``inf`` for leaves), its cohesion.
     """
 
     n_leaves: int
@@ -108,6 +112,7 @@ class Tree:
     lo: np.ndarray  # (n_nodes,) int
     hi: np.ndarray  # (n_nodes,) int
     weight: np.ndarray  # (n_nodes,) float
+    strength: np.ndarray | None = None  # (n_nodes,) float
 
     @property
     def n_nodes(self) -> int:
@@ -132,8 +137,10 @@ class Tree:
         return self.lo[a] <= self.lo[b] and self.hi[b] <= self.hi[a]
 
 
-def tree_from_merges(merges: np.ndarray, leaf_vectors: np.ndarray, leaf_weights: np.ndarray | None = None) -> Tree:
-    """Assemble a :class:`Tree` from a merge list (SciPy numbering) and the leaves' vectors."""
+def tree_from_merges(merges: np.ndarray, leaf_vectors: np.ndarray, leaf_weights: np.ndarray | None = None,
+                     strengths: np.ndarray | None = None) -> Tree:
+    """Assemble a :class:`Tree` from a merge list (SciPy numbering), the leaves' vectors and
+    (optionally) their sentence counts and the merges' strengths."""
     x = np.asarray(leaf_vectors, dtype=np.float32)
     n = len(x)
     if n == 0:
@@ -179,7 +186,10 @@ def tree_from_merges(merges: np.ndarray, leaf_vectors: np.ndarray, leaf_weights:
         depth[a] = depth[b] = depth[v] + 1
         stack.append((b, False))
         stack.append((a, False))
-    return Tree(n, children, parent, depth, vectors, np.array(order, dtype=np.int64), lo, hi, weight)
+    strength = np.full(n_nodes, np.inf)
+    if strengths is not None:
+        strength[n:] = np.asarray(strengths, dtype=np.float64).reshape(-1)
+    return Tree(n, children, parent, depth, vectors, np.array(order, dtype=np.int64), lo, hi, weight, strength)
 
 
 def build_tree(mutual: np.ndarray, leaf_vectors: np.ndarray, leaf_weights: np.ndarray | None = None) -> Tree:
@@ -187,4 +197,21 @@ def build_tree(mutual: np.ndarray, leaf_vectors: np.ndarray, leaf_weights: np.nd
     x = np.asarray(leaf_vectors)
     if len(x) != len(mutual):
         raise ValueError(f"{len(x)} leaf vectors for a {len(mutual)}x{len(mutual)} attention matrix")
-    return tree_from_merges(single_linkage(mutual), x, leaf_weights)
+    merges, strength = single_linkage(mutual, with_strength=True)
+    return tree_from_merges(merges, x, leaf_weights, strength)
+
+
+def progressive_weights(merges: np.ndarray, n_leaves: int) -> tuple[np.ndarray, np.ndarray]:
+    """Leaf weights of every node's progressive embedding, and node membership.
+
+    Returns ``(P, B)``, both ``(2n - 1, n)``: ``P[v] @ leaf_vectors`` is node ``v``'s progressive
+    embedding (each merge halves its children's weights), ``B[v, c] = 1`` when chunk ``c`` is under
+    ``v``.  Used in training, where node vectors must stay differentiable in the leaf vectors.
+    """
+    merges = np.asarray(merges, dtype=np.int64).reshape(-1, 2)
+    n_nodes = 2 * n_leaves - 1
+    p = np.zeros((n_nodes, n_leaves), dtype=np.float32)
+    p[np.arange(n_leaves), np.arange(n_leaves)] = 1.0
+    for i, (a, b) in enumerate(merges):
+        p[n_leaves + i] = (p[a] + p[b]) / 2.0
+    return p, (p > 0).astype(np.float32)

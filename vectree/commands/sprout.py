@@ -1,0 +1,138 @@
+"""``vectree sprout``: train the SproutRAG model (through Dagster) and retrieve with it."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _resource(store_root):
+    from pipelines.resources import VectreeStore
+    from retrieval.config import load_settings
+
+    s = load_settings(store_root)
+    return VectreeStore(store_root=str(s.store_root), corpus_dirs=[str(p) for p in s.corpus_dirs],
+                        max_pages=s.max_pages)
+
+
+def train_through_dagster(store_root: str | None = None, *, quick: bool = False, data_dir: str = "",
+                          epochs: int = 0, seed: int = 13, rebuild_trees: bool = True, quiet: bool = False) -> dict:
+    """Materialise ``sprout_training_set`` and ``sprout_model`` with training switched on, then
+    rebuild ``sprout_tree`` for every paper partition; returns a summary."""
+    import dagster as dg
+
+    from pipelines.definitions import defs
+    from pipelines.refresh import QUIET_RUN_CONFIG, instance_for
+    from assets.partitions import papers_partitions
+    from retrieval.sprout.model import load_current_model
+
+    resource = _resource(store_root)
+    store = resource.store
+    instance = instance_for(store)
+    assets = list(defs.assets or [])
+    run_config = {
+        **QUIET_RUN_CONFIG,
+        "ops": {
+            "sprout_training_set": {"config": {"build": True, "quick": quick, "data_dir": data_dir}},
+            "sprout_model": {"config": {"train": True, "quick": quick, "epochs": epochs, "seed": seed}},
+        },
+    }
+    result = dg.materialize(assets, selection=[dg.AssetKey("sprout_training_set"), dg.AssetKey("sprout_model")],
+                            instance=instance, resources={"vectree": resource}, run_config=run_config,
+                            raise_on_error=False)
+    if not result.success:
+        errors = [e.event_specific_data.error.message.strip() for e in result.all_events
+                  if e.is_step_failure and e.event_specific_data and e.event_specific_data.error]
+        raise click.ClickException(errors[0] if errors else "training run failed")
+    model = load_current_model(store)
+    rebuilt, failed = [], {}
+    if rebuild_trees:
+        for doc_id in sorted(instance.get_dynamic_partitions(papers_partitions.name)):
+            res = dg.materialize(assets, selection=[dg.AssetKey("sprout_tree")], partition_key=doc_id,
+                                 instance=instance, resources={"vectree": resource}, run_config=QUIET_RUN_CONFIG,
+                                 raise_on_error=False)
+            (rebuilt.append(doc_id) if res.success else failed.__setitem__(doc_id, "run failed"))
+    return {"model": model, "trees": rebuilt, "failed": failed}
+
+
+def register(group: click.Group) -> None:
+    @group.group()
+    def sprout() -> None:
+        """SproutRAG: learned sentence trees per paper (train a model, retrieve nodes)."""
+
+    @sprout.command("train")
+    @click.option("--store", "store_root", type=click.Path(file_okay=False), default=None,
+                  help="Artefact store root (default: $VECTREE_STORE or ./.vectree).")
+    @click.option("--quick", is_flag=True, help="A small training set and few epochs (about a minute).")
+    @click.option("--data", "data_dir", default="", help="Training data folder laid out like ../shared/data "
+                  "(default: $VECTREE_TRAINING_DATA, else ../shared/data next to the repository).")
+    @click.option("--epochs", type=int, default=0, help="Override the number of epochs.")
+    @click.option("--seed", type=int, default=13, show_default=True)
+    @click.option("--no-trees", is_flag=True, help="Train only; do not rebuild the papers' trees.")
+    def train_cmd(store_root, quick, data_dir, epochs, seed, no_trees) -> None:
+        """Build the training set, train the model (through Dagster), rebuild every paper's tree."""
+        with err.status("training SproutRAG (embedding the training set, then a few epochs)..."):
+            out = train_through_dagster(store_root, quick=quick, data_dir=data_dir, epochs=epochs, seed=seed,
+                                        rebuild_trees=not no_trees)
+        model = out["model"]
+        tr = model.config.training
+        table = Table(title=f"SproutRAG model {model.config.model_id}")
+        table.add_column("epoch", justify="right")
+        for col in ("loss", "L_ret", "L_attn", "L_tau", "dev IE", "tau"):
+            table.add_column(col, justify="right")
+        for h in tr.get("history", []):
+            if "loss" in h:
+                table.add_row(str(h["epoch"]), f"{h['loss']:.4f}", f"{h['l_ret']:.4f}", f"{h['l_attn']:.4f}",
+                              f"{h['l_tau']:.4f}", str(h["dev"].get("mean_ie")), f"{h['tau']:.3f}")
+        console.print(table)
+        console.print(f"dev IE {tr['dev_before'].get('mean_ie')} -> {tr['dev_best'].get('mean_ie')} "
+                      f"(best epoch {tr['best_epoch']}), {model.n_parameters():,} parameters, "
+                      f"{tr['seconds']}s; trees rebuilt for {len(out['trees'])} papers")
+        for doc_id, e in out["failed"].items():
+            err.print(f"[red]tree failed[/] {doc_id}: {e}")
+        if out["failed"]:
+            sys.exit(1)
+
+    @sprout.command("retrieve")
+    @click.argument("query")
+    @click.option("--store", "store_root", type=click.Path(file_okay=False), default=None,
+                  help="Artefact store root (default: $VECTREE_STORE or ./.vectree).")
+    @click.option("--paper", "doc_id", default=None, help="Search only this paper (doc id).")
+    @click.option("-k", "k", type=int, default=5, show_default=True, help="Nodes to return.")
+    @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
+    def retrieve_cmd(query, store_root, doc_id, k, as_json) -> None:
+        """Retrieve SproutRAG nodes for QUERY across papers (or within one with --paper)."""
+        import json
+
+        from retrieval.config import load_settings
+        from retrieval.sprout.model import SproutUnavailableError
+        from retrieval.sprout.papers import retrieve_in_paper, retrieve_papers
+        from retrieval.store import Store
+
+        store = Store(load_settings(store_root).store_root)
+        try:
+            hits = retrieve_in_paper(store, doc_id, query, k) if doc_id else retrieve_papers(store, query, k)
+        except SproutUnavailableError as exc:
+            raise click.ClickException(str(exc)) from None
+        except ValueError as exc:
+            raise click.BadParameter(str(exc)) from None
+        if as_json:
+            click.echo(json.dumps(hits, indent=1))
+            return
+        if not hits:
+            console.print("no nodes passed the threshold")
+            return
+        table = Table(title=f"SproutRAG: {query}", show_lines=True)
+        for col in ("#", "paper", "node", "pages", "sentences", "score", "text"):
+            table.add_column(col, overflow="fold")
+        for i, h in enumerate(hits, 1):
+            text = h["text"] if len(h["text"]) <= 600 else h["text"][:600] + " ..."
+            table.add_row(str(i), h["doc_id"], str(h["node_id"]), ",".join(map(str, h["pages"])),
+                          str(h["n_sentences"]), f"{h['score']:.3f}", text)
+        console.print(table)
