@@ -69,7 +69,7 @@ def register(group: click.Group) -> None:
                                         progress=progress)
             except LayoutError as exc:
                 bar.stop()
-                err.print(f"[red]layout error:[/] {exc}")
+                click.echo(f"layout error: {exc}", err=True)  # plain: a path must not be wrapped
                 sys.exit(2)
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(json.dumps(results, indent=1, sort_keys=False, default=str))
