@@ -3,7 +3,8 @@
 Every variant chunks each document into SproutRAG's leaves (``retrieval.sprout.chunks.chunk_text``:
 1-2 pysbd sentences), embeds them with MiniLM (the harness's cached embedder), builds one tree
 per document and searches the trees of the query's scope with ``search_forest`` (hierarchical
-beam search, learned threshold, reranking, never a node with its own descendant); a returned
+beam search, the model's learned threshold and reranker, never a node with its own descendant,
+through ``SproutModel.search``); a returned
 node is the character spans of its chunks, which the sentence scorer counts.
 
 * ``sprout``: the trained model (``SproutModel.document_tree``: contextual chunk vectors and
@@ -71,7 +72,6 @@ class SproutSystem(RetrieverSystem):
     def unavailable(self) -> str | None:
         try:
             from retrieval.sprout.model import load_model
-            from retrieval.sprout.search import search_forest  # noqa: F401
             from retrieval.sprout.tree import build_tree  # noqa: F401
         except Exception as exc:  # noqa: BLE001
             return f"retrieval.sprout is not importable ({type(exc).__name__}: {exc})"
@@ -138,24 +138,24 @@ class SproutSystem(RetrieverSystem):
             return self.model.document_tree(x, para, weights, uniform_alpha=True).tree
         if self.name == "sprout-embtree":
             sim = (x @ x.T).astype(np.float64)
-            np.fill_diagonal(sim, 0.0)
+            np.fill_diagonal(sim, -np.inf)  # the convention of mutual_attention: never with itself
             return build_tree(sim, x, weights)
         from retrieval.sprout.encoder import token_chunk_attention
 
-        att = token_chunk_attention([c.text for c in chunks], embedder=self.ctx.embedder.inner)
+        # (layers x heads, n, n) maps averaged uniformly, as the reference does
+        att = token_chunk_attention([c.text for c in chunks], embedder=self.ctx.embedder.inner).mean(axis=0)
         return build_tree(mutual_attention(att), x, weights)
 
     def search(self, query: str, k: int, scope: Collection[str] | None = None) -> list[Hit]:
-        from retrieval.sprout.search import search_forest
-
         picks = list(range(len(self.trees))) if scope is None else sorted(
             self.position[d] for d in set(scope) if d in self.position)
         if not picks:
             return []
         xq = self.ctx.embedder.encode_query(query)
         qv = self.model.encode_query(xq) if self.name in ("sprout", "sprout-uniform", "sprout-leaves") else xq
-        cands = search_forest([self.trees[i] for i in picks], qv, self._params(), k,
-                              node_units=[self.units[i] for i in picks])
+        # the model's own search: its learned threshold and reranker, whatever built the trees
+        cands = self.model.search([self.trees[i] for i in picks], qv, k, params=self._params(),
+                                  node_units=[self.units[i] for i in picks])
         out = []
         for c in cands:
             i = picks[c.doc]
