@@ -282,8 +282,8 @@ _RUN_IN_END = re.compile(r"(?<![A-Z])\.\s+(?=[A-Z(\[])")
 # front and back matter: level 1 whatever their look
 _OUTER = re.compile(
     r"^(abstract|summary|keywords?|acknowledge?ments?|references|bibliography|literature cited|appendix|appendices|"
-    r"funding|competing interests|conflicts? of interest|declaration of competing interest|author contributions|"
-    r"authors'? contributions|author details|additional files?|abbreviations|data availability|code availability|"
+    r"funding|competing interests|conflicts? of interest|declaration of competing interest|author contributions?|"
+    r"authors'? contributions?|author details|additional files?|abbreviations|data availability|code availability|"
     r"supplementary materials?|supplementary information)\W*$",
     re.I,
 )
@@ -291,6 +291,8 @@ _FRONT = re.compile(r"^(abstract|summary|keywords?)\W*$", re.I)
 _BACK_MATTER = re.compile(r"^(references|bibliography|literature cited|works cited)$", re.I)
 _MATHY = re.compile(r"[=<>∑∫±×≤≥→←∈∀∃√∂∇]|\b(?:argmax|argmin|log|exp|sin|cos)\s*\(")
 _BAD = re.compile(r"@|https?:|www\.|\bdoi\b|arxiv|\bet al\b|©|\bcopyright\b|\bvol\.|\bpp\.", re.I)
+# a reference entry: "Rotondo, F. The U-city ...", "Hanzl, M.; Dzik, K.", "Alvarez-Ponce D, Aguade M"
+_REFERENCE = re.compile(r"^[^,]{2,40},\s*[A-Z]\.(?:\s?[A-Z]\.)*[,;:]?(?:\s|$)|^[^,\d]{2,30}\s[A-Z]{1,2},\s[^,]{2,30}\s[A-Z]{1,2}[,.]")
 _ROMAN_VALUES = {"I": 1, "V": 5, "X": 10}
 
 
@@ -390,7 +392,7 @@ def _looks_like_title(rest: str, *, strict: bool) -> bool:
     words = rest.split()
     if len(words) > (18 if not strict else 14):
         return False
-    if _MATHY.search(rest) or _BAD.search(rest):
+    if _MATHY.search(rest) or _BAD.search(rest) or _REFERENCE.match(rest):
         return False
     alnum = sum(ch.isalnum() for ch in rest)
     if _letters(rest) < 0.6 * max(1, alnum) or alnum < 0.7 * len(rest.replace(" ", "")):
@@ -420,8 +422,8 @@ def find_candidates(lines: Sequence[VLine], style: DocStyle) -> list[Candidate]:
             continue
         if ln.size < style.body_size * 0.75:
             continue
-        if _MONO.search(ln.font or ""):
-            continue  # code listings
+        if _MONO.search(ln.font or "") and not ln.bold:
+            continue  # code listings (a bold heading may name code: "3 Design of papermage")
         scheme, number, rest = _parse_number(text)
         distinct = _distinct(ln, style)
         if scheme == "arabic" and not (ln.bold or _is_caps(text)):
@@ -475,11 +477,14 @@ def find_candidates(lines: Sequence[VLine], style: DocStyle) -> list[Candidate]:
             # only the font family differs (a sans subheading over serif text): accept a short
             # line that opens a paragraph and is followed by body text; the style must recur
             prev = lines[i - n_lines - 1] if i - n_lines - 1 >= 0 else None
-            opens = ln.first_in_block or prev is None or prev.page != ln.page or prev.text.rstrip().endswith((".", ":", "?", "!"))
+            opens = (
+                ln.first_in_block or prev is None or prev.page != ln.page
+                or prev.text.rstrip().endswith((".", ":", "?", "!")) or _distinct(prev, style) >= 1.0
+            )
             if not (
                 distinct >= 0.6 and opens and len(rest.split()) <= 10 and not rest.endswith((".", ",", ";", ":"))
-                and nxt is not None and _signature(nxt)[2] == style.body_font and _prose(nxt)
-                and (ln.x1 - ln.x0) < 0.75 * max(1.0, nxt.x1 - nxt.x0)
+                and nxt is not None and _signature(nxt)[2] != _signature(ln)[2] and _prose(nxt)
+                and (ln.x1 - ln.x0) < 0.85 * max(1.0, nxt.x1 - nxt.x0)
             ):
                 continue
             font_only = True
@@ -510,14 +515,19 @@ def _prose(ln: VLine) -> bool:
     return numeric <= 0.3 * len(words) and _letters(ln.text) >= 0.6 * len(ln.text.replace(" ", ""))
 
 
-def _followed_by_text(c: Candidate, lines: Sequence[VLine], starts: set[int]) -> bool:
-    """Is the heading followed by running text or by another heading (a parent before its child)?"""
+def _followed_by_text(c: Candidate, lines: Sequence[VLine], starts: dict[int, Candidate]) -> bool:
+    """Is the heading followed by running text, or by a confident heading in another look (a
+    parent before its first child)?  Labels in a figure are followed by more labels or by the
+    figure's caption."""
     j = c.next_line
     while j < len(lines) and lines[j].furniture:
         j += 1
     if j >= len(lines):
         return True
-    return j in starts or _prose(lines[j])
+    nxt = starts.get(j)
+    if nxt is not None:
+        return nxt.signature != c.signature and (nxt.scheme is not None or nxt.weight >= 1.6 or nxt.font_only)
+    return _prose(lines[j]) and not _CAPTION.match(lines[j].text.strip())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -531,6 +541,10 @@ def _follows(p: tuple, q: tuple) -> bool:
     k = len(q)
     if k <= len(p) and q[:-1] == p[: k - 1] and q[-1] in (p[k - 1] + 1, p[k - 1] + 2):
         return True
+    # the first child of the next section when that section's own heading was missed: 2.3 -> 3.1
+    for j in range(1, len(p) + 1):
+        if len(q) == j + 1 and q[: j - 1] == p[: j - 1] and q[j - 1] == p[j - 1] + 1 and q[j] == 1:
+            return True
     return False
 
 
@@ -610,7 +624,7 @@ def select_headings(cands: list[Candidate], lines: Sequence[VLine], style: DocSt
         [c.line for c in cands if c.common] + [c.line for c in main], default=len(lines)
     )
     title_key_ = title_key(title) if title else ""
-    starts = {c.line for c in cands}
+    starts = {c.line: c for c in cands}
 
     def heading_like(c: Candidate) -> bool:
         # table heads and run-in paragraph leads look like headings but are not followed by text
@@ -644,10 +658,19 @@ def select_headings(cands: list[Candidate], lines: Sequence[VLine], style: DocSt
             if not recurring:
                 continue
             for c in members:
-                if c.line in chosen or (title_key_ and title_key(c.text) and title_key(c.text) in title_key_):
-                    continue
+                ck = title_key(c.text)
+                if c.line in chosen or (title_key_ and ck and ck in title_key_ and len(ck) >= 0.5 * len(title_key_)):
+                    continue  # (a piece of) the paper's title, e.g. repeated as a running head
                 if (c.weight >= 1.6 or c.font_only) and _looks_like_title(c.rest, strict=True):
                     chosen[c.line] = c
+    # in and after the reference list, entries ("7. Rotondo, F. ...", "Darriba D, Taboada GL ...")
+    # mimic headings; what follows it counts only in a look the body's headings had
+    ref_line = min((c.line for c in chosen.values() if c.common and _BACK_MATTER.match(c.rest.strip().rstrip(".:"))), default=None)
+    if ref_line is not None:
+        before = {c.signature for c in chosen.values() if c.line < ref_line}
+        for line, c in list(chosen.items()):
+            if line > ref_line and not c.common and c.scheme != "appendix" and c.signature not in before:
+                del chosen[line]
     headings = sorted(chosen.values(), key=lambda c: c.line)
     _assign_levels(headings, main_sigs, style)
     return headings
@@ -673,13 +696,14 @@ def _assign_levels(headings: list[Candidate], main_sigs: dict[tuple, Counter], s
     else:
         top = max((h.signature for h in unnumbered), key=_strength)
     weaker = sorted(
-        {h.signature for h in unnumbered if h.signature not in sig_level and _strength(h.signature) < _strength(top)},
+        {h.signature for h in unnumbered
+         if h.signature not in sig_level and h.signature != top and _strength(h.signature) <= _strength(top)},
         key=_strength, reverse=True,
     )
     for h in unnumbered:
         if h.signature in sig_level:
             h.level = sig_level[h.signature]
-        elif _OUTER.match(h.rest) or h.signature == top or _strength(h.signature) >= _strength(top):
+        elif _OUTER.match(h.rest) or h.signature == top or _strength(h.signature) > _strength(top):
             h.level = 1
         else:
             h.level = 2 + min(1, weaker.index(h.signature))
