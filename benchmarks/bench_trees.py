@@ -32,7 +32,7 @@ from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
 from retrieval.pdf import parse_pdf  # noqa: E402
-from retrieval.trees.evaluate import outline_gold, score  # noqa: E402
+from retrieval.trees.evaluate import outline_gold, printed_as_heading, score  # noqa: E402
 from retrieval.trees.offline import extract_offline  # noqa: E402
 from retrieval.trees.verify import prepare_pages, verify_entries  # noqa: E402
 
@@ -70,6 +70,7 @@ def main() -> None:
     layout_n = layout_ok = prod_n = prod_ok = 0
     failing = []
     n_unprinted = 0
+    page_misses: list = []
     unprinted_notes: list = []
     for path in paths:
         t0 = time.perf_counter()
@@ -103,6 +104,13 @@ def main() -> None:
             unprinted_notes.append((name, unprinted))
         s = score(gold, entries)
         ls = score(gold, entries, lenient=True)
+        texts = [p["text"] for p in parsed.pages]
+        for g, e in s["pairs"]:
+            if g["page"] != e["page_start"]:
+                # who is right? the page that prints the heading
+                gold_prints = 1 <= g["page"] <= len(texts) and printed_as_heading(g["title"], [texts[g["page"] - 1]])
+                ours_prints = printed_as_heading(g["title"], [texts[e["page_start"] - 1]])
+                page_misses.append((name, g["title"], g["page"], e["page_start"], gold_prints, ours_prints))
         for tot, sc in ((strict_tot, s), (lenient_tot, ls)):
             for k in tot:
                 tot[k] += sc[k]
@@ -162,6 +170,13 @@ def main() -> None:
         "< 1 s/paper": statistics.mean(layout_times) < TARGETS["seconds"],
     }
     console.print("targets: " + ", ".join(f"{k} {'[green]met[/]' if v else '[red]missed[/]'}" for k, v in checks.items()))
+    if page_misses:
+        off = sum(1 for m in page_misses if not m[4] and m[5])
+        console.print(f"\n[bold]{len(page_misses)} matched headings on another page than the outline says[/]; in {off} of them "
+                      "the outline's page does not print the heading and ours does:")
+        for name, title, gp, ep, gold_prints, ours_prints in page_misses:
+            who = "outline off" if not gold_prints and ours_prints else ("extractor off" if gold_prints and not ours_prints else "both print it")
+            console.print(f"  {name}: {title[:50]!r} outline p{gp}, extracted p{ep} ({who})")
     if unprinted_notes:
         console.print(f"\n[bold]{n_unprinted} outline entries are not printed in the text layer[/] (left out of recall):")
         for name, items in unprinted_notes:

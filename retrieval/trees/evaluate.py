@@ -6,7 +6,7 @@ Used by ``benchmarks/bench_trees.py`` and the tests, so both measure the same th
   (:func:`~retrieval.trees.normalize.title_key`), with or without the leading section number
   (outlines often drop the number the page prints, or the reverse) and with glyphs an outline
   could not encode ignored (``"3.3 -multiplier"`` for ``"3.3 β-multiplier"``); matching is
-  one-to-one, in document order first;
+  one-to-one, same title on the same page first, then the same title in document order;
 * **precision** = matched / extracted, **recall** = matched / gold, **page accuracy** = matched
   headings on the gold page / matched;
 * ``lenient`` leaves front/back matter (Abstract, Keywords, References, Acknowledgments) out on
@@ -49,26 +49,32 @@ def score(gold: Sequence[dict], got: Sequence[dict], *, lenient: bool = False) -
     if lenient:
         gold = [g for g in gold if not is_front_back(g["title"])]
         got = [e for e in got if not is_front_back(e["title"])]
+    gold_keys = [keys(g["title"]) for g in gold]
+    got_keys = [keys(e["title"]) for e in got]
     used: set[int] = set()
-    matched = pages_ok = 0
-    misses, pairs = [], []
-    start = 0
-    for g in gold:
-        gk = keys(g["title"])
-        hit = None
-        # in order first (the next unmatched extracted heading), then anywhere
-        for j in list(range(start, len(got))) + list(range(0, start)):
-            if j not in used and gk & keys(got[j]["title"]):
-                hit = j
+    match: dict[int, int] = {}
+    # first the same title on the same page (a title printed twice, e.g. "Methods" as a label in a
+    # structured abstract and as a section, pairs with the right one), then the same title in order
+    for same_page in (True, False):
+        start = 0
+        for i, g in enumerate(gold):
+            if i in match:
+                start = match[i] + 1
+                continue
+            order = list(range(start, len(got))) + list(range(0, start))
+            for j in order:
+                if j in used or not gold_keys[i] & got_keys[j]:
+                    continue
+                if same_page and got[j]["page_start"] != g["page"]:
+                    continue
+                match[i] = j
+                used.add(j)
+                start = j + 1
                 break
-        if hit is None:
-            misses.append(g)
-            continue
-        used.add(hit)
-        start = hit + 1
-        matched += 1
-        pages_ok += got[hit]["page_start"] == g["page"]
-        pairs.append((g, got[hit]))
+    matched = len(match)
+    pages_ok = sum(got[j]["page_start"] == gold[i]["page"] for i, j in match.items())
+    misses = [g for i, g in enumerate(gold) if i not in match]
+    pairs = [(gold[i], got[j]) for i, j in sorted(match.items())]
     extras = [e for j, e in enumerate(got) if j not in used]
     return {
         "gold": len(gold), "got": len(got), "matched": matched, "pages_ok": pages_ok,
