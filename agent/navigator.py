@@ -65,20 +65,6 @@ class Answer:
                 "agent": self.agent}
 
 
-def _sentences(page_text: str) -> list[str]:
-    from retrieval.sprout.chunks import paragraph_sentences
-
-    text = re.sub(r"(\w)-\n(\w)", r"\1\2", page_text)
-    text = re.sub(r"(?<!\n)\n(?!\n)", " ", text)
-    out = []
-    for para in paragraph_sentences(text):
-        for a, b in para:
-            s = re.sub(r"\s+", " ", text[a:b]).strip()
-            if len(s.split()) >= 4:
-                out.append(s)
-    return out
-
-
 class OfflineNavigator:
     """Drives a :class:`Toolbox` deterministically; see the module docstring for the policy."""
 
@@ -114,10 +100,12 @@ class OfflineNavigator:
         if not pages:
             return self._no_answer(question, trace, started, "the paper has no text to read")
         opened = trace.record(tb, "get_page_content", {"doc_id": paper, "pages": pages})
-        sentences = [(p["page"], s) for p in (opened.data["pages"] if opened else []) for s in _sentences(p["text"])]
-        if not sentences:
+        if opened is None:
+            return self._no_answer(question, trace, started, "the pages could not be opened")
+        ranked = self._rank_sentences(question, paper, [p["page"] for p in opened.data["pages"]],
+                                      within.data["results"] if within else [])
+        if not ranked:
             return self._no_answer(question, trace, started, "the opened pages hold no sentences")
-        ranked = self._rank_sentences(question, sentences, within.data["results"] if within else [])
         best_page, best, _ = ranked[0]
         evidence = [(best_page, best)]
         if len(ranked) > 1 and ranked[1][2] >= 0.9 * ranked[0][2]:
@@ -151,22 +139,28 @@ class OfflineNavigator:
         # open the best pages; citations are decided later by the evidence found on them
         return sorted(p for p, _ in score.most_common(self.max_pages))
 
-    def _rank_sentences(self, question: str, sentences: list[tuple[int, str]], hits: list[dict]):
-        emb = self._embedder()
-        q = emb.encode_query(question)
-        vecs = emb.encode_documents([s for _, s in sentences])
-        cos = vecs @ q
+    def _rank_sentences(self, question: str, doc_id: str, pages: list[int], hits: list[dict]):
+        """The sentences of the opened pages, best first: cosine to the question (with the vectors
+        the pipeline stored for these very sentences), IDF-weighted word overlap, and a small bonus
+        for sentences the within-paper search already returned."""
+        passages = self.toolbox.passages(doc_id)
+        idx = [i for i in passages.on_pages(pages) if len(passages.texts[i].split()) >= 4]
+        if not idx:
+            return []
+        q = self._embedder().encode_query(question)
+        cos = passages.vectors[idx] @ q
+        sentences = [(passages.pages[i], passages.texts[i]) for i in idx]
         qwords = Counter(content_words(question))
         df = Counter(w for _, s in sentences for w in set(content_words(s)))
         n = len(sentences)
         idf = {w: math.log(1 + n / (1 + df[w])) for w in qwords}
         norm = sum(idf.values()) or 1.0
-        snippets = " ".join(h.get("snippet", "") for h in hits[:2]).lower()
+        snippets = " ".join(h.get("snippet", "") for h in hits[:2])
         scored = []
         for (page, s), c in zip(sentences, cos):
             words = set(content_words(s))
             overlap = sum(idf[w] for w in qwords if w in words) / norm
-            in_snippet = 0.05 if s[:40].lower() in snippets else 0.0
+            in_snippet = 0.05 if s in snippets else 0.0
             scored.append((page, s, float(c) + 0.35 * overlap + in_snippet))
         scored.sort(key=lambda t: -t[2])
         return scored

@@ -32,7 +32,7 @@ from .tokens import count_image_tokens, count_tokens
 
 MAX_PAGES_PER_CALL = 3
 MAX_PAGE_CHARS = 8000  # about 2,000 tokens a page
-TREE_SUMMARY_WORDS = 28
+TREE_SUMMARY_WORDS = {1: 12}  # summary words per level in the tree view (get_section has them whole)
 SNIPPET_WORDS = 45
 MAX_K = 20
 
@@ -314,6 +314,14 @@ class Toolbox:
                 raise ToolError(f"page {p} is out of range: paper {doc_id} has pages 1-{len(texts)}")
         return texts
 
+    def passages(self, doc_id: str):
+        """The paper's stored passages (sentences with vectors); :class:`ToolError` when missing."""
+        self.paper(doc_id)
+        try:
+            return self._passages.get(doc_id)
+        except StoreError as exc:
+            raise ToolError(f"paper {doc_id} has no passage index yet ({exc}); run vectree ingest") from None
+
     def search_index(self):
         from retrieval.search import SearchIndex
 
@@ -345,16 +353,23 @@ class Toolbox:
         hidden = sum(1 for n in nodes if not n["verified"] and n["level"] > 0)
         data = {
             "doc_id": doc_id, "title": row["title"], "pages": row["n_pages"],
-            "summary": _words(nodes[0]["summary"] if nodes else row["abstract"], 60),
-            "sections": [{"node_id": n["node_id"], "level": n["level"], "title": n["title"],
-                          "pages": [n["page_start"], n["page_end"]],
-                          "summary": _words(n["summary"], TREE_SUMMARY_WORDS)} for n in shown],
+            "summary": _words(nodes[0]["summary"] if nodes else row["abstract"], 30),
+            "sections": [self._tree_entry(n) for n in shown],
         }
         if hidden:
             data["unverified_sections_hidden"] = hidden
         if max_depth < max((n["level"] for n in nodes), default=0):
             data["deeper_levels"] = "use get_section or a larger max_depth"
         return ToolResult("get_document_tree", 1, data)
+
+    @staticmethod
+    def _tree_entry(n: dict[str, Any]) -> dict[str, Any]:
+        entry = {"node_id": n["node_id"], "level": n["level"], "title": n["title"],
+                 "pages": [n["page_start"], n["page_end"]]}
+        words = TREE_SUMMARY_WORDS.get(n["level"], 0)
+        if words and n["summary"]:
+            entry["summary"] = _words(n["summary"], words)
+        return entry
 
     def get_section(self, doc_id: str, node_id: str) -> ToolResult:
         nodes = self.tree(doc_id)
@@ -387,10 +402,7 @@ class Toolbox:
     def _passages_within(self, doc_id, query, k, titles):
         from retrieval.embed import get_embedder
 
-        try:
-            passages = self._passages.get(doc_id)
-        except StoreError as exc:
-            raise ToolError(f"paper {doc_id} has no passage index yet ({exc}); run vectree ingest") from None
+        passages = self.passages(doc_id)
         hits = passages.rank(query, get_embedder().encode_query(query), k)
         return [{"page": h.page_no, "node_id": h.node_id, "section": titles.get(h.node_id),
                  "score": h.score, "snippet": _snippet(h.text, query)} for h in hits]
