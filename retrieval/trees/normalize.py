@@ -55,6 +55,12 @@ def title_key(text: str) -> str:
     return MatchText.of(text).joined
 
 
+def ascii_key(text: str) -> str:
+    """:func:`title_key` without anything outside ASCII letters and digits (for outlines that
+    dropped a glyph; never used by the verifier)."""
+    return re.sub(r"[^a-z0-9\u00b7]", "", title_key(text))
+
+
 @dataclass
 class MatchText:
     """A text prepared for boundary-aware title matching (see the module docstring)."""

@@ -41,7 +41,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
-from .normalize import MatchText, title_key
+from .normalize import MatchText, ascii_key, title_key
 
 SUMMARY_TOKENS = 60  # cap per section summary (word-piece-ish tokens, see _count_tokens)
 
@@ -874,6 +874,27 @@ def _locate(lines: Sequence[VLine], by_page: dict[int, list[int]], title: str, p
     return None
 
 
+def _printed_title(lines: Sequence[VLine], by_page: dict[int, list[int]], title: str, page: int) -> str | None:
+    """The heading as printed, for an outline title that lost glyphs the page has (an outline
+    writes "3.3 -multiplier analysis" where the page prints "3.3. β-multiplier analysis"): a line on
+    ``page`` or next to it whose letters and digits, outside ASCII ignored, equal the title's."""
+    want = ascii_key(title)
+    if len(want) < 8:
+        return None
+    for p in (page, page + 1, page - 1):
+        idxs = by_page.get(p, [])
+        for k in range(len(idxs)):
+            text = ""
+            for j in idxs[k:k + 3]:
+                text = f"{text} {lines[j].text}".strip()
+                got = ascii_key(text)
+                if got == want:
+                    return _clean_title(text)
+                if len(got) > len(want):
+                    break
+    return None
+
+
 def extract_offline(
     record: dict[str, Any], pages: Sequence[dict[str, Any]], *, use_outline: bool = True,
     summary_tokens: int = SUMMARY_TOKENS,
@@ -896,6 +917,11 @@ def extract_offline(
     entries = _outline_entries(outline, n_pages, title) if use_outline else []
     if len(entries) >= 2:
         source = "outline"
+        for e in entries:
+            if _locate(lines, by_page, e["title"], e["page_start"]) is None:
+                printed = _printed_title(lines, by_page, e["title"], e["page_start"])
+                if printed:
+                    e["title"] = printed
         starts = [_locate(lines, by_page, e["title"], e["page_start"]) for e in entries]
         heading_lines = set()
         opens = [s is not None and by_page[lines[s].page][0] == s for s in starts]
