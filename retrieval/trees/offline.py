@@ -10,22 +10,27 @@ Two sources, tried in order:
 Layout headings, step by step:
 
 1. *visual lines*: stored lines of one block that sit on the same baseline are joined (PyMuPDF
-   often splits ``"3.1"`` and ``"Results"``, or every word of justified text, into lines);
+   often splits ``"3.1"`` and ``"Results"``, or every word of justified text, into lines); wide
+   gaps between the joined parts mark a table row;
 2. *furniture*: running headers/footers and page numbers (lines in the top or bottom band whose
-   digit-free text repeats on several pages) are ignored;
-3. *candidates*: short lines that look unlike body text (bold, larger, another font family, all
-   capitals) or stand alone; captions (``Figure 3:``), equations, table rows, e-mail/URL lines
-   and lines sharing their baseline with other text (table cells) are rejected;
-4. *numbered headings* (``3``, ``3.2``, ``3.2.1``, ``A``, ``A.1``, ``Appendix B``, ``IV.`` with
-   ``A.`` below): the best-scoring chain of candidates whose numbers follow each other (``3.2`` may
-   follow ``3.1``, ``3``, ``3.1.4``; one missed number is tolerated) is kept, so reference
-   entries, list items and affiliation marks that happen to start with a number drop out;
-5. *unnumbered headings*: common names (Abstract, Introduction, Related Work, Conclusion,
-   References, Acknowledgments, ...) in a heading style are always kept; in a paper without a
-   numbering chain, every standalone line sharing the style (size, weight, font) of those anchors,
-   or of another recurring heading-like style, is kept too;
-6. *levels*: from the numbering depth; unnumbered headings take the level of numbered headings
-   in the same style, else rank by size (anchors' style = level 1).
+   digit-free text repeats on several pages), side-margin stamps;
+3. *body style*: the most common size and font by characters, counted before the reference list;
+4. *candidates*: short lines that look unlike body text (bold, larger, all capitals, another font
+   family) and stand alone or open a paragraph; run-in numbered leads (``"2.1. Title. Text"``)
+   are cut at the first full stop.  Rejected: captions (``Figure 3:``), equations, table rows and
+   cells, code, footnotes, e-mail/URL lines, reference entries (``"Rotondo, F. ..."``);
+5. *numbered headings* (``3``, ``3.2``, ``3.2.1``, ``A``, ``A.1``, ``Appendix B``, ``IV.`` with
+   ``A.`` below): the highest-weight chain of candidates whose numbers follow each other (``3.2``
+   may follow ``3.1``, ``3``, ``3.1.4``; one missed number or parent is tolerated) is kept, so
+   list items, affiliation marks and references that start with a number drop out;
+6. *unnumbered headings*: common names (Abstract, Introduction, Related Work, Conclusion,
+   References, Acknowledgments, ...) in a heading look; in a paper without a numbering chain,
+   also every candidate whose look recurs (the anchors' look, or a strong look used at least
+   twice, or a font-only look used three times) and that is followed by running text, not by
+   more labels or a caption (figure text); after the reference list only looks the body's
+   headings had count;
+7. *levels*: the numbering depth; unnumbered headings take the level of numbered headings in the
+   same look, front/back matter is level 1, the common names' look is level 1, weaker looks 2-3.
 
 Section ranges run from the heading's page to the page where the next heading at the same or a
 higher level starts (the page before, when that heading opens its page).  Summaries are
@@ -428,7 +433,7 @@ def find_candidates(lines: Sequence[VLine], style: DocStyle) -> list[Candidate]:
         distinct = _distinct(ln, style)
         if scheme == "arabic" and not (ln.bold or _is_caps(text)):
             glued = re.match(r"^\d+[A-Za-z]", text) is not None
-            if glued and len(number) == 1 or ln.size < style.body_size * 0.95:
+            if (glued and len(number) == 1) or ln.size < style.body_size * 0.95:
                 continue  # a footnote ("8We implement ...") or small print, not a section
         run_in = False
         if scheme == "arabic" and ln.first_in_block and len(rest.split()) > 3:
@@ -455,9 +460,9 @@ def find_candidates(lines: Sequence[VLine], style: DocStyle) -> list[Candidate]:
             n_lines += 1
             i += 1
         nxt = lines[i] if i < n else None
-        standalone = ln.first_in_block and (
-            ln.last_in_block if n_lines == 1 else True
-        ) or (nxt is not None and nxt.page == ln.page and _signature(nxt) != _signature(lines[i - 1]))
+        # alone in its block, or followed by a line in another look
+        alone = ln.first_in_block and (ln.last_in_block or n_lines > 1)
+        standalone = alone or (nxt is not None and nxt.page == ln.page and _signature(nxt) != _signature(lines[i - 1]))
         common = bool(_COMMON.match(re.sub(r"[.:]$", "", rest.strip())))
         run_in_abstract = bool(re.match(r"^abstract\s*[.:\u2014\u2013-]\s*\S", text, re.I)) and (ln.bold or distinct >= 0.8)
         if run_in_abstract:
@@ -764,7 +769,12 @@ def _count_tokens(text: str) -> int:
     return len(_TOKEN_RE.findall(text))
 
 
+_NOT_PROSE = re.compile(r"^(key\s?words?|index terms|ccs concepts|general terms|categories and subject|doi|received|accepted|correspondence|e-?mail)\b", re.I)
+
+
 def _good_sentence(s: str) -> bool:
+    if _NOT_PROSE.match(s):
+        return False  # keyword lists and article furniture are not what a section says
     words = s.split()
     if not 6 <= len(words) <= 70:
         return False
