@@ -16,6 +16,11 @@ retrieval metrics; wall-clock figures live in ``seconds``, the latency metrics a
 
 Metrics by task (per-question values are in ``per_item``):
 
+Latency is the wall time of the system's call for one question, query encoding included, minus
+the time of the harness's shared extractive reader (baselines' answers; it stands in for an LLM
+reader and is recorded apart as ``reader_ms``); the agent answers by itself, so its latency is
+the whole episode.
+
 * paper QA (``qasper_pdf``, ``qasper``): ``evidence_page_precision`` / ``_recall`` averaged over
   the questions with evidence pages (``n_with_evidence``), ``answer_f1`` (QASPER's) over all
   questions, ``tokens_layer0/1/2`` (mean per question; a layer the system never returns is
@@ -97,16 +102,28 @@ def _tokens_item(tokens: dict[int, int]) -> dict[str, int]:
     return out
 
 
-def _score_paper_qa(system, bench, docs, q) -> dict[str, Any]:
+def _timed(ctx, call):
+    """``(result, seconds, reader_seconds)``: the wall time of one system call without the time
+    the shared extractive reader spent in it (the reader stands in for an LLM, it is no part of
+    the retriever being measured)."""
+    before = ctx.reader.seconds if ctx is not None and ctx._reader is not None else 0.0
     t = time.perf_counter()
-    ans = system.answer_paper(q, docs[q.paper_id])
-    seconds = time.perf_counter() - t
+    result = call()
+    wall = time.perf_counter() - t
+    after = ctx.reader.seconds if ctx is not None and ctx._reader is not None else 0.0
+    return result, wall - (after - before), after - before
+
+
+def _score_paper_qa(system, bench, docs, q, ctx=None) -> dict[str, Any]:
+    ans, seconds, reader = _timed(ctx, lambda: system.answer_paper(q, docs[q.paper_id]))
     p, r = M.evidence_page_scores(ans.pages, q.evidence_pages)
     item = {"question_id": q.question_id, "paper_id": q.paper_id, "answer": ans.answer[:ANSWER_CHARS],
             "cited_pages": list(ans.pages), "gold_pages": list(q.evidence_pages), "has_evidence": q.has_evidence,
             "evidence_page_precision": p, "evidence_page_recall": r,
             "answer_f1": M.max_answer_f1(ans.answer, [ref.answer for ref in q.references]) if q.references else None,
             **_tokens_item(ans.tokens), "latency_ms": 1000 * seconds}
+    if reader:
+        item["reader_ms"] = 1000 * reader
     if ans.trace:
         item["trace"] = ans.trace
     return item
@@ -141,9 +158,7 @@ def _score_sentences(system, bench, docs, q, scorer_sentences) -> dict[str, Any]
 
 
 def _score_synthesis(system, bench, docs, q, ctx) -> dict[str, Any]:
-    t = time.perf_counter()
-    ans = system.synthesize(q)
-    seconds = time.perf_counter() - t
+    ans, seconds, reader = _timed(ctx, lambda: system.synthesize(q))
     p, r = M.set_precision_recall(ans.doc_ids, q.gold_doc_ids)
     emb = ctx.embedder
     vecs = emb.encode_documents([ans.answer, q.expert_answer]) if ans.answer else None
@@ -151,7 +166,7 @@ def _score_synthesis(system, bench, docs, q, ctx) -> dict[str, Any]:
             "evidence_paper_precision": p, "evidence_paper_recall": r,
             "answer_cosine": M.cosine(vecs[0], vecs[1]) if vecs is not None else 0.0,
             "answer_rouge_l": M.rouge_l(ans.answer, q.expert_answer), "answer": ans.answer[:ANSWER_CHARS],
-            **_tokens_item(ans.tokens), "latency_ms": 1000 * seconds}
+            **_tokens_item(ans.tokens), "latency_ms": 1000 * seconds, "reader_ms": 1000 * reader}
 
 
 def aggregate(task: str, items: Sequence[dict[str, Any]]) -> dict[str, float]:
@@ -301,7 +316,7 @@ def _run(benchmark, data_dir, systems, limit, seed, work_dir, hashes, progress, 
                 progress(name, 0, len(questions))
             for i, q in enumerate(questions, 1):
                 if task == PAPER_QA:
-                    item = _score_paper_qa(system, bench, docs_by_id, q)
+                    item = _score_paper_qa(system, bench, docs_by_id, q, ctx)
                 elif task == ROUTING:
                     item = _score_routing(system, bench, docs_by_id, q)
                 elif task == SENTENCES:

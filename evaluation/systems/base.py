@@ -222,8 +222,8 @@ class RetrieverSystem(System):
         self.ctx = ctx
         self.docs = {d.doc_id: d for d in docs}
         self.index(docs)
-        if getattr(benchmark, "task", "") in ("paper_qa", "synthesis"):
-            ctx.reader  # the reader's sentence vectors are index-time work, not query time
+        if getattr(benchmark, "task", "") == "paper_qa":  # split the papers asked about at index time
+            ctx.reader.warm([q.paper_id for q in benchmark.questions])
 
     def answer_paper(self, question, doc: Doc) -> PaperAnswer:
         hits = self.search(question.question, self.ctx.k_paper, scope=[doc.doc_id])
@@ -282,49 +282,69 @@ class SentenceReader:
     """The extractive reader every retrieval baseline shares (an offline stand-in for an LLM
     reading the retrieved units).
 
-    The corpus is split into sentences once (the scorer's rule) and the sentence vectors are
-    computed at index time (MiniLM, cached), like any index.  For a question, the candidate
-    sentences are those the retrieved units cover (at least half of a sentence inside a unit,
-    the scorer's coverage rule), ranked by cosine to the question: :meth:`answer` returns the
-    best one, or with ``max_words`` the best ones, best first, until that many words.
+    Documents are split into sentences (the scorer's rule) when first read, and a sentence's
+    vector is computed (MiniLM, cached on disk) the first time a unit covering it is read.  For a question,
+    the candidate sentences are those the retrieved units cover (at least half of a sentence
+    inside a unit, the scorer's coverage rule), ranked by cosine to the question:
+    :meth:`answer` returns the best one, or with ``max_words`` the best ones, best first, until
+    that many words.  ``seconds`` accumulates the time spent reading, which the harness keeps
+    out of the systems' latency (a deployment would hand the units to an LLM instead).
     """
 
     def __init__(self, docs: Sequence[Doc], embedder):
-        from ..sentences import split_sentences
-
         self.embedder = embedder
+        self.docs = {d.doc_id: d for d in docs}
         self.spans: dict[str, list[Span]] = {}
         self.texts: dict[str, list[str]] = {}
-        flat: list[str] = []
-        for d in docs:
-            spans = split_sentences(d.text)
-            self.spans[d.doc_id] = spans
-            self.texts[d.doc_id] = [" ".join(d.text[a:b].split()) for a, b in spans]
-            flat.extend(self.texts[d.doc_id])
-        vecs = embedder.encode_documents(flat) if flat else np.zeros((0, embedder.info.dim), np.float32)
-        self.vectors: dict[str, np.ndarray] = {}
-        pos = 0
-        for d in docs:
-            n = len(self.spans[d.doc_id])
-            self.vectors[d.doc_id] = vecs[pos:pos + n]
-            pos += n
+        self.vectors: dict[tuple[str, int], np.ndarray] = {}
+        self.seconds = 0.0
+
+    def warm(self, doc_ids: Collection[str]) -> None:
+        """Split these documents into sentences now (vectors come when a sentence is first read)."""
+        from ..sentences import split_sentences
+
+        for doc_id in dict.fromkeys(doc_ids):
+            if doc_id in self.spans or doc_id not in self.docs:
+                continue
+            text = self.docs[doc_id].text
+            spans = split_sentences(text)
+            self.spans[doc_id] = spans
+            self.texts[doc_id] = [" ".join(text[a:b].split()) for a, b in spans]
 
     def candidates(self, units: Sequence[tuple[str, Sequence[Span]]]) -> list[tuple[str, int]]:
         from ..sentences import covered_sentences
 
+        self.warm([doc_id for doc_id, _ in units])
         out: dict[tuple[str, int], None] = {}
         for doc_id, spans in units:
             for i in covered_sentences(self.spans.get(doc_id, []), spans):
                 out[(doc_id, i)] = None
         return list(out)
 
+    def _vectors(self, keys: Sequence[tuple[str, int]]) -> np.ndarray:
+        todo = [k for k in keys if k not in self.vectors]
+        if todo:
+            vecs = self.embedder.encode_documents([self.texts[d][i] for d, i in todo])
+            for k, v in zip(todo, vecs):
+                self.vectors[k] = v
+        return np.vstack([self.vectors[k] for k in keys])
+
     def answer(self, question: str, units: Sequence[tuple[str, Sequence[Span]]], *, max_words: int = 0,
                query_vector: np.ndarray | None = None) -> str:
+        import time
+
+        started = time.perf_counter()
+        try:
+            return self._answer(question, units, max_words, query_vector)
+        finally:
+            self.seconds += time.perf_counter() - started
+
+    def _answer(self, question, units, max_words, query_vector) -> str:
         cands = [c for c in self.candidates(units) if len(self.texts[c[0]][c[1]]) >= 3]
         if not cands:
             return ""
         q = self.embedder.encode_query(question) if query_vector is None else query_vector
-        sims = np.asarray([float(self.vectors[d][i] @ q) for d, i in cands])
+        sims = self._vectors(cands) @ q
         order = top_k(sims, len(cands))
         if max_words <= 0:
             d, i = cands[int(order[0])]

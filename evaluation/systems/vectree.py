@@ -156,7 +156,6 @@ class Layer0System(System):
                     spans.append((start, start + len(snippet)) if start >= 0 else (0, 0))
                     pos = max(pos, start + len(snippet)) if start >= 0 else pos
                 self.snippet_spans[doc_id] = spans
-            ctx.reader
 
     @staticmethod
     def _entries(benchmark) -> list:
