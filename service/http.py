@@ -37,10 +37,10 @@ def _not_found(exc: ToolError) -> HTTPException:
 
 
 def create_app(store_root: str | os.PathLike, *, token: str | None = None) -> FastAPI:
-    """The FastAPI app over one store.  ``token`` defaults to ``$VECTREE_API_TOKEN``."""
+    """The FastAPI app over one store.  ``token`` defaults to ``$VECTREE_API_TOKEN``; empty means none."""
     store = Store(store_root)
     toolbox = Toolbox(store)
-    token = token if token is not None else os.environ.get("VECTREE_API_TOKEN") or None
+    token = (token if token is not None else os.environ.get("VECTREE_API_TOKEN")) or None
     app = FastAPI(title="vectree", version="0.1.0",
                   description="Answers over scientific PDFs with page-level citations.")
 

@@ -5,7 +5,6 @@ tree, search within a paper, and only then open pages.  Tool errors come back as
 with the same messages the built-in agent sees.
 """
 
-from __future__ import annotations
 
 import os
 
@@ -16,6 +15,7 @@ from retrieval.store import Store
 def build_server(store_root: str | os.PathLike):
     """An ``MCPServer`` exposing the tools over the store at ``store_root``."""
     from mcp.server.mcpserver import Image, MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
 
     toolbox = Toolbox(Store(store_root))
     server = MCPServer(
@@ -27,8 +27,8 @@ def build_server(store_root: str | os.PathLike):
     def run(name: str, **args) -> str:
         try:
             return toolbox.call(name, args).text
-        except ToolError as exc:
-            raise ValueError(str(exc)) from None
+        except ToolError as exc:  # an anticipated failure: the client reads the message
+            raise MCPToolError(str(exc)) from None
 
     def search_papers(query: str, k: int = 5) -> str:
         return run("search_papers", query=query, k=k)
@@ -49,7 +49,7 @@ def build_server(store_root: str | os.PathLike):
         try:
             png, _, _ = toolbox.render_page_png(doc_id, page, dpi)
         except ToolError as exc:
-            raise ValueError(str(exc)) from None
+            raise MCPToolError(str(exc)) from None
         return Image(data=png, format="png")
 
     def submit_answer(answer: str, citations: list[dict]) -> str:

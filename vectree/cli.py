@@ -138,6 +138,23 @@ def demo(store_root: str | None, out: str | None) -> None:
     print_status(Store(settings.store_root), report)
     if report.failed_runs:
         sys.exit(1)
+    from agent.ask import ask
+    from agent.tools import Toolbox
+    from vectree.commands.agent import print_answer
+
+    toolbox = Toolbox(store)
+    console.rule("two questions about the demo corpus")
+    for question in DEMO_ASKS:
+        print_answer(ask(toolbox, question))
+        console.print()
+    console.print("Ask your own: [bold]vectree ask \"...\" --store " + str(settings.store_root) + "[/]")
+
+
+# asked at the end of `vectree demo` (answers are found, not stored: see tests/test_agent_tools.py)
+DEMO_ASKS = (
+    "How much of their initial capacity did the NMC811 pouch cells retain after 630 days at 60 °C and 100% SoC?",
+    "How large are the raw time series of the HELIX-212 dataset?",
+)
 
 
 def _register_command_modules() -> None:
