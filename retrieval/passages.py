@@ -1,9 +1,12 @@
-"""Within-paper passages: the unit that ``search_within_paper`` ranks when no SproutRAG tree exists.
+"""Within-paper passages: the sentence-level units that ``search_within_paper`` ranks and that the
+offline navigator answers from, when no SproutRAG tree exists.
 
-A passage is a paragraph of one page (PyMuPDF blocks, short ones merged, long ones cut at
-sentence ends), with its page, its character span in the page text, the deepest verified section
-whose pages hold it, and a MiniLM vector.  They are built once per paper at ingest time
-(``passages/<doc_id>.parquet``) so that a query only embeds the query.
+A passage is one sentence of a page (two when the first is shorter than ``MIN_CHARS``: headings,
+"Table 2." and list markers carry no meaning alone), segmented with pysbd inside each PyMuPDF
+block, with its page, its block, the deepest verified section whose pages hold it, and a MiniLM
+vector.  They are built once per paper at ingest time (``passages/<doc_id>.parquet``), so a
+query embeds only the query: the navigator ranks the sentences of the pages it opens with
+these stored vectors.
 
 Ranking is hybrid: BM25 (Tantivy, in memory, per paper) and cosine similarity, fused by
 reciprocal rank, because questions name exact terms (a metric, a dataset) as often as they
@@ -25,16 +28,14 @@ import tantivy
 
 from .store import Store, StoreError, atomic_write_parquet, validate_doc_id
 
-MIN_WORDS = 25
-MAX_WORDS = 160
+MIN_CHARS = 40
 RRF_K = 20
 
 PASSAGES_SCHEMA = pa.schema(
     [
         ("passage_id", pa.int32()),
         ("page_no", pa.int32()),
-        ("char_start", pa.int32()),
-        ("char_end", pa.int32()),
+        ("block", pa.int32()),  # paragraph (PyMuPDF block) index on the page
         ("node_id", pa.string()),
         ("text", pa.string()),
         ("vector", pa.list_(pa.float32())),
@@ -42,8 +43,8 @@ PASSAGES_SCHEMA = pa.schema(
 )
 
 _HYPHEN = re.compile(r"(\w)-\n(\w)")
-_SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z(\[])")
 _WORD = re.compile(r"\w+")
+_local = threading.local()
 
 
 def passages_path(store: Store, doc_id: str):
@@ -55,48 +56,37 @@ def clean_block(text: str) -> str:
     return re.sub(r"\s+", " ", _HYPHEN.sub(r"\1\2", text)).strip()
 
 
-def split_page(text: str) -> list[tuple[int, int, str]]:
-    """Passages of one page as ``(char_start, char_end, clean_text)``, in reading order."""
-    spans: list[tuple[int, int]] = []
-    pos = 0
-    for block in text.split("\n\n"):
-        start = text.find(block, pos)
-        spans.append((start, start + len(block)))
-        pos = start + len(block)
-    out: list[tuple[int, int, str]] = []
-    cur: list[tuple[int, int]] = []
+def _segmenter():
+    seg = getattr(_local, "segmenter", None)
+    if seg is None:  # pysbd keeps state on the instance: one per thread
+        import pysbd
 
-    def words(span_list):
-        return sum(len(text[a:b].split()) for a, b in span_list)
+        seg = _local.segmenter = pysbd.Segmenter(language="en", clean=False)
+    return seg
 
-    def emit(span_list):
-        a, b = span_list[0][0], span_list[-1][1]
-        body = clean_block(text[a:b])
-        if len(body.split()) <= MAX_WORDS:
-            out.append((a, b, body))
-            return
-        # a long paragraph: cut at sentence ends into pieces of about MAX_WORDS / 2
-        piece_start = a
-        for m in _SENT_END.finditer(text, a, b):
-            piece_text = text[piece_start:m.start()]
-            if len(piece_text.split()) >= MAX_WORDS // 2:
-                out.append((piece_start, m.start(), clean_block(piece_text)))
-                piece_start = m.end()
-        out.append((piece_start, b, clean_block(text[piece_start:b])))
 
-    for span in spans:
-        cur.append(span)
-        if words(cur) >= MIN_WORDS:
-            emit(cur)
-            cur = []
-    if cur:
-        if out and words(cur) < MIN_WORDS // 2 and len(out[-1][2].split()) < MAX_WORDS:
-            a, _, _ = out.pop()
-            b = cur[-1][1]
-            out.append((a, b, clean_block(text[a:b])))
+def sentences(paragraph: str) -> list[str]:
+    """Sentences of one paragraph (pysbd), short ones joined to the next."""
+    out: list[str] = []
+    for piece in _segmenter().segment(paragraph):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if out and len(out[-1]) < MIN_CHARS:
+            out[-1] = f"{out[-1]} {piece}"
         else:
-            emit(cur)
-    return [p for p in out if p[2]]
+            out.append(piece)
+    return out
+
+
+def split_page(text: str) -> list[tuple[int, str]]:
+    """Passages of one page as ``(block, sentence)``, in reading order."""
+    out = []
+    for block_no, block in enumerate(text.split("\n\n")):
+        para = clean_block(block)
+        if para:
+            out.extend((block_no, s) for s in sentences(para))
+    return out
 
 
 def section_for_page(nodes: Sequence[dict[str, Any]], page: int) -> str | None:
@@ -116,10 +106,11 @@ def build_passages(pages: Sequence[dict[str, Any]], nodes: Sequence[dict[str, An
     """Passages of one paper with their sections and vectors, as a ``PASSAGES_SCHEMA`` table."""
     rows = []
     for page in pages:
-        for a, b, body in split_page(page["text"]):
-            rows.append({"passage_id": len(rows), "page_no": page["page_no"], "char_start": a, "char_end": b,
-                         "node_id": section_for_page(nodes, page["page_no"]), "text": body})
-    vectors = embedder.encode_documents([r["text"] for r in rows]) if rows else np.zeros((0, 0), np.float32)
+        node = section_for_page(nodes, page["page_no"])
+        for block, text in split_page(page["text"]):
+            rows.append({"passage_id": len(rows), "page_no": page["page_no"], "block": block, "node_id": node,
+                         "text": text})
+    vectors = embedder.encode_documents([r["text"] for r in rows]) if rows else []
     for r, v in zip(rows, vectors):
         r["vector"] = v.tolist()
     return pa.Table.from_pylist(rows, schema=PASSAGES_SCHEMA)
@@ -145,20 +136,35 @@ class PaperPassages:
         cols = table.to_pydict()
         self.ids = cols["passage_id"]
         self.pages = cols["page_no"]
+        self.blocks = cols["block"]
         self.nodes = cols["node_id"]
         self.texts = cols["text"]
         self.vectors = np.asarray(cols["vector"], dtype=np.float32) if self.texts else np.zeros((0, 1), np.float32)
         sb = tantivy.SchemaBuilder()
         sb.add_integer_field("i", stored=True, indexed=True)
         sb.add_text_field("body", stored=False, tokenizer_name="en_stem")
-        self._schema = sb.build()
-        self._index = tantivy.Index(self._schema)
+        self._index = tantivy.Index(sb.build())
         writer = self._index.writer(15_000_000, 1)
         for i, text in enumerate(self.texts):
             writer.add_document(tantivy.Document(i=i, body=text))
         writer.commit()
         writer.wait_merging_threads()
         self._index.reload()
+
+    def on_pages(self, pages: Sequence[int]) -> list[int]:
+        """Indices of the passages on ``pages``, in reading order."""
+        wanted = set(pages)
+        return [i for i, p in enumerate(self.pages) if p in wanted]
+
+    def context(self, i: int, before: int = 1, after: int = 1) -> str:
+        """Passage ``i`` with its neighbours in the same paragraph: a snippet that reads."""
+        lo, hi = i, i
+        while lo > 0 and i - lo < before and self.blocks[lo - 1] == self.blocks[i] and self.pages[lo - 1] == self.pages[i]:
+            lo -= 1
+        while hi + 1 < len(self.texts) and hi - i < after and self.blocks[hi + 1] == self.blocks[i] \
+                and self.pages[hi + 1] == self.pages[i]:
+            hi += 1
+        return " ".join(self.texts[lo:hi + 1])
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -188,7 +194,7 @@ class PaperPassages:
             for r, i in enumerate(ranking):
                 fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + r + 1)
         best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        return [PassageHit(self.ids[i], self.pages[i], self.nodes[i], self.texts[i], round(s, 5)) for i, s in best]
+        return [PassageHit(self.ids[i], self.pages[i], self.nodes[i], self.context(i), round(s, 5)) for i, s in best]
 
 
 class PassageCache:
