@@ -25,8 +25,6 @@ scorer does not depend on how a system chunked or normalised the document.
 
 from __future__ import annotations
 
-import re
-import threading
 from dataclasses import dataclass
 from typing import Collection, Iterable, Mapping, Sequence
 
@@ -34,56 +32,15 @@ import numpy as np
 
 DEFAULT_KS = (1, 3, 5)
 
-Span = tuple[int, int]
-
-_PARAGRAPH_RE = re.compile(r"[^\n]+")
-_local = threading.local()
-
-
-def _segmenter():
-    # pysbd keeps the text being segmented on the instance, so one instance per thread
-    seg = getattr(_local, "segmenter", None)
-    if seg is None:
-        import pysbd
-
-        seg = _local.segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
-    return seg
-
-
-def _trim(text: str, start: int, end: int) -> Span | None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if end > start else None
-
+from retrieval.sentences import Span
+from retrieval.sentences import split_sentences as _split
 
 def split_sentences(text: str) -> list[Span]:
-    """Character spans ``(start, end)`` of the sentences of ``text``, in order (the rule above)."""
+    """Character spans ``(start, end)`` of the sentences of ``text``, in order (the rule above,
+    implemented once in :mod:`retrieval.sentences`)."""
     if not isinstance(text, str):
         raise TypeError(f"split_sentences expects a str, got {type(text).__name__}")
-    spans: list[Span] = []
-    for m in _PARAGRAPH_RE.finditer(text):
-        para, base = m.group(), m.start()
-        if not para.strip():
-            continue
-        cursor = 0
-        for seg in _segmenter().segment(para):
-            start, end = int(seg.start), int(seg.end)
-            if start < cursor:  # pysbd located a repeated sentence too early: keep order
-                continue
-            if start > cursor:  # text pysbd did not return: its own sentence
-                gap = _trim(text, base + cursor, base + start)
-                if gap:
-                    spans.append(gap)
-            span = _trim(text, base + start, base + end)
-            if span:
-                spans.append(span)
-            cursor = end
-        tail = _trim(text, base + cursor, base + len(para))
-        if tail:
-            spans.append(tail)
-    return spans
+    return _split(text)
 
 
 @dataclass(frozen=True)

@@ -26,6 +26,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import tantivy
 
+from .sentences import split_sentences
 from .store import Store, StoreError, atomic_write_parquet, validate_doc_id
 
 MIN_CHARS = 40
@@ -44,7 +45,6 @@ PASSAGES_SCHEMA = pa.schema(
 
 _HYPHEN = re.compile(r"(\w)-\n(\w)")
 _WORD = re.compile(r"\w+")
-_local = threading.local()
 
 
 def passages_path(store: Store, doc_id: str):
@@ -56,22 +56,12 @@ def clean_block(text: str) -> str:
     return re.sub(r"\s+", " ", _HYPHEN.sub(r"\1\2", text)).strip()
 
 
-def _segmenter():
-    seg = getattr(_local, "segmenter", None)
-    if seg is None:  # pysbd keeps state on the instance: one per thread
-        import pysbd
-
-        seg = _local.segmenter = pysbd.Segmenter(language="en", clean=False)
-    return seg
-
-
 def sentences(paragraph: str) -> list[str]:
-    """Sentences of one paragraph (pysbd), short ones joined to the next."""
+    """Sentences of one paragraph (the project's rule, :mod:`retrieval.sentences`), short ones
+    joined to the next."""
     out: list[str] = []
-    for piece in _segmenter().segment(paragraph):
-        piece = piece.strip()
-        if not piece:
-            continue
+    for a, b in split_sentences(paragraph):
+        piece = paragraph[a:b]
         if out and len(out[-1]) < MIN_CHARS:
             out[-1] = f"{out[-1]} {piece}"
         else:

@@ -23,60 +23,13 @@ from __future__ import annotations
 
 import bisect
 import re
-import threading
 from dataclasses import dataclass, field
 from typing import Sequence
 
-Span = tuple[int, int]
+from retrieval.sentences import Span, paragraph_sentences  # noqa: F401  (re-exported)
 
 DEFAULT_MIN_CHARS = 40
 DEFAULT_MAX_SENTENCES = 2
-
-_PARAGRAPH_RE = re.compile(r"[^\n]+")
-_local = threading.local()
-
-
-def _segmenter():
-    seg = getattr(_local, "segmenter", None)
-    if seg is None:
-        import pysbd
-
-        seg = _local.segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
-    return seg
-
-
-def _trim(text: str, start: int, end: int) -> Span | None:
-    while start < end and text[start].isspace():
-        start += 1
-    while end > start and text[end - 1].isspace():
-        end -= 1
-    return (start, end) if end > start else None
-
-
-def paragraph_sentences(text: str) -> list[list[Span]]:
-    """Sentence spans of ``text`` grouped by paragraph (newline-free runs), in order."""
-    out: list[list[Span]] = []
-    for m in _PARAGRAPH_RE.finditer(text):
-        para, base = m.group(), m.start()
-        if not para.strip():
-            continue
-        spans: list[Span] = []
-        cursor = 0
-        for seg in _segmenter().segment(para):
-            start, end = int(seg.start), int(seg.end)
-            if start < cursor:
-                continue
-            if start > cursor and (gap := _trim(text, base + cursor, base + start)):
-                spans.append(gap)
-            if span := _trim(text, base + start, base + end):
-                spans.append(span)
-            cursor = end
-        if tail := _trim(text, base + cursor, base + len(para)):
-            spans.append(tail)
-        if spans:
-            out.append(spans)
-    return out
-
 
 @dataclass(frozen=True)
 class Chunk:
