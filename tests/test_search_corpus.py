@@ -11,24 +11,8 @@ import pytest
 
 from retrieval.search.entries import PAPER, SECTION, entries_for_paper, store_entries
 from retrieval.store import Store, atomic_write_parquet
+from retrieval.trees.schema import TREE_SCHEMA
 
-TREE_SCHEMA = pa.schema(
-    [
-        ("node_id", pa.string()),
-        ("doc_id", pa.string()),
-        ("parent_id", pa.string()),
-        ("ordinal", pa.int32()),
-        ("level", pa.int32()),
-        ("title", pa.string()),
-        ("summary", pa.string()),
-        ("page_start", pa.int32()),
-        ("page_end", pa.int32()),
-        ("verified", pa.bool_()),
-        ("verify_note", pa.string()),
-        ("repair_rounds", pa.int32()),
-        ("source", pa.string()),
-    ]
-)
 
 # Each paper has its own vocabulary; "UNVERIFIED" sections carry a word found nowhere else
 # (``zanzibarite``), so a hit on it would prove an unverified node leaked into an index.

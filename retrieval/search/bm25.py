@@ -15,13 +15,12 @@ field filter, a range or a match-everything wildcard.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 import tantivy
 
-from .entries import Entry
+from .entries import Entry, EntryHit
 
 ANALYZER = "vectree_en"
 TITLE_BOOST = 2.0
@@ -57,16 +56,7 @@ def query_terms(text: str) -> str:
     return " ".join(_WORD.findall((text or "").lower()))
 
 
-@dataclass(frozen=True)
-class BM25Hit:
-    entry_id: str
-    doc_id: str
-    node_id: str | None
-    kind: str
-    title: str
-    page_start: int | None
-    page_end: int | None
-    score: float
+BM25Hit = EntryHit  # score: BM25 with the title boost
 
 
 def _document(e: Entry) -> "tantivy.Document":

@@ -43,6 +43,20 @@ ENTRY_SCHEMA = pa.schema(
 
 
 @dataclass(frozen=True)
+class EntryHit:
+    """One entry returned by a backend (BM25 or dense), best first; ``score`` is the backend's own."""
+
+    entry_id: str
+    doc_id: str
+    node_id: str | None
+    kind: str
+    title: str
+    page_start: int | None
+    page_end: int | None
+    score: float
+
+
+@dataclass(frozen=True)
 class Entry:
     """One indexed unit.  ``body`` is the abstract (+ section titles) or the section summary."""
 

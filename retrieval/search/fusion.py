@@ -18,21 +18,15 @@ A result is ``{doc_id, title, score, matched_sections: [{node_id, title, pages}]
 
 from __future__ import annotations
 
-from typing import Mapping, Protocol, Sequence
+from typing import Mapping, Sequence
+
+from .entries import EntryHit
 
 RRF_K = 60
 FUSIONS = ("rrf", "weighted")
 
 
-class Hit(Protocol):
-    entry_id: str
-    doc_id: str
-    node_id: str | None
-    kind: str
-    title: str
-    page_start: int | None
-    page_end: int | None
-    score: float
+Hit = EntryHit
 
 
 def rollup(hits: Sequence[Hit]) -> tuple[list[str], dict[str, float]]:

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import math
 import warnings
-from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -25,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree, IvfPq
 
-from .entries import Entry
+from .entries import Entry, EntryHit
 
 TABLE = "entries"
 VECTOR_INDEX_MIN_ROWS = 10_000
@@ -53,16 +52,7 @@ def _sql_list(values: Iterable[str]) -> str:
     return ", ".join("'" + v.replace("'", "''") + "'" for v in values)
 
 
-@dataclass(frozen=True)
-class DenseHit:
-    entry_id: str
-    doc_id: str
-    node_id: str | None
-    kind: str
-    title: str
-    page_start: int | None
-    page_end: int | None
-    score: float  # cosine similarity, in [-1, 1]
+DenseHit = EntryHit  # score: cosine similarity, in [-1, 1]
 
 
 class VectorTable:
