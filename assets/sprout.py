@@ -80,22 +80,30 @@ class SproutModelConfig(dg.Config):
     threads: int = 2
 
 
+def _loss_table(history: list) -> str:
+    rows = ["| stage | fold | epoch | loss | parts | dev |", "|---|---|---|---|---|---|"]
+    for h in history:
+        if "loss" not in h:
+            continue
+        parts = " ".join(f"{k[2:]} {h[k]:.4f}" for k in ("l_leaf", "l_node", "l_attn", "l_rerank", "l_tau") if k in h)
+        dev = (h.get("dev") or {}).get("mean_ie", (h.get("dev_r_precision") or {}).get("mean", ""))
+        fold = "" if h.get("fold") is None else h["fold"]
+        rows.append(f"| {h['stage']} | {fold} | {h['epoch']} | {h['loss']:.4f} | {parts} | {dev} |")
+    return "\n".join(rows)
+
+
 def _model_metadata(model) -> dict:
     tr = model.config.training or {}
-    hist = [h for h in tr.get("history", []) if "loss" in h]
-    losses = "| epoch | loss | L_ret | L_attn | L_tau | dev IE | tau |\n|---|---|---|---|---|---|---|\n" + "\n".join(
-        f"| {h['epoch']} | {h['loss']:.4f} | {h['l_ret']:.4f} | {h['l_attn']:.4f} | {h['l_tau']:.4f} | "
-        f"{h['dev'].get('mean_ie')} | {h['tau']:.3f} |" for h in hist)
     return {
         "model_id": model.config.model_id, "base_encoder": model.config.base_encoder,
         "parameters": model.n_parameters(), "training_seconds": tr.get("seconds"),
-        "best_epoch": tr.get("best_epoch"),
+        "best_epoch": tr.get("best_epoch"), "best_rerank_epoch": tr.get("best_rerank_epoch"),
         "dev_ie_before": dg.MetadataValue.json(tr.get("dev_before", {})),
         "dev_ie_after": dg.MetadataValue.json(tr.get("dev_best", {})),
-        "losses": dg.MetadataValue.md(losses or "no epochs"),
+        "losses": dg.MetadataValue.md(_loss_table(tr.get("history", []))),
         "alpha_before": dg.MetadataValue.json(tr.get("alpha_before")),
         "alpha_after": dg.MetadataValue.json(tr.get("alpha_after")),
-        "tau": float(model.tau.detach()), "peak_rss_mb": tr.get("peak_rss_mb"),
+        "tau_before": tr.get("tau_before"), "tau": float(model.tau.detach()), "peak_rss_mb": tr.get("peak_rss_mb"),
     }
 
 
@@ -149,7 +157,6 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
     model = result.model
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     model.config.model_id = f"sprout-{stamp}-s{config.seed}{'-quick' if config.quick else ''}"
-    model.config.training["peak_rss_mb"] = round(result.peak_rss_mb, 1)
     folder = publish_model(store, model)
     return dg.MaterializeResult(
         metadata={"status": "trained", **_model_metadata(model), "path": dg.MetadataValue.path(str(folder))},

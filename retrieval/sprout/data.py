@@ -274,3 +274,61 @@ def build_training_set(data_dir: str | os.PathLike | None = None, *, quick: bool
     ts = TrainingSet(docs, xs, xqs, info)
     ts.info["summary"] = ts.summary()
     return ts
+
+
+def write_synthetic_training_data(folder: str | os.PathLike, *, n_questions: int = 24, n_articles: int = 8,
+                                  seed: int = 0) -> Path:
+    """Write a small synthetic training corpus in the shared layout (HotpotQA IRCoT + QASPER dev
+    files) under ``folder``; for tests and offline trials where ``../shared/data`` is absent.
+
+    Each question has two supporting paragraphs that share a bridge entity and four distractors;
+    each article has a few paragraphs of which one sentence answers each question.
+    """
+    import random
+
+    rng = random.Random(seed)
+    syll = ["ka", "lo", "mi", "ren", "tor", "vu", "zel", "pan", "dri", "sol", "mar", "qui", "bex", "nor"]
+
+    def name() -> str:
+        return "".join(rng.choice(syll) for _ in range(3)).capitalize()
+
+    things = ["river", "castle", "festival", "company", "bridge", "orchestra", "mountain", "library"]
+    colours = ["red", "green", "blue", "amber", "violet", "silver", "black", "white"]
+
+    def paragraph(entity: str, kind: str, partner: str | None = None) -> list[str]:
+        s = [f"{entity} is a {kind} known for its {rng.choice(colours)} emblem.",
+             f"It was founded in {rng.randint(1500, 1990)} by {name()} {name()}.",
+             f"Visitors often describe the {kind} as {rng.choice(['quiet', 'busy', 'ancient', 'modern'])}."]
+        if partner:
+            s.append(f"{entity} lies next to {partner}, which is a well known {rng.choice(things)}.")
+        return s
+
+    root = Path(folder)
+    (root / "hotpotqa").mkdir(parents=True, exist_ok=True)
+    with open(root / HOTPOT_FILE, "w", encoding="utf-8") as fh:
+        for i in range(n_questions):
+            a, b = name(), name()
+            ka, kb = rng.sample(things, 2)
+            contexts = [{"title": a, "paragraph_text": " ".join(paragraph(a, ka, b)), "is_supporting": True},
+                        {"title": b, "paragraph_text": " ".join(paragraph(b, kb)), "is_supporting": True}]
+            for _ in range(4):
+                e = name()
+                contexts.append({"title": e, "paragraph_text": " ".join(paragraph(e, rng.choice(things))),
+                                 "is_supporting": False})
+            rng.shuffle(contexts)
+            for j, c in enumerate(contexts):
+                c["id"] = str(j)
+            fh.write(json.dumps({"question_id": f"synthetic-{i}", "question_text": f"Who founded the {kb} next to {a}?",
+                                 "answers_objects": [{"spans": [b]}], "contexts": contexts}) + "\n")
+    questions = {}
+    for art in range(n_articles):
+        topics = [name() for _ in range(4)]
+        paras = [" ".join(paragraph(t, rng.choice(things))) for t in topics]
+        for j, t in enumerate(topics[:3]):
+            sent = paras[j].split(". ")[1].rstrip(".") + "."
+            questions[f"syn-{art}-{j}"] = {"article_id": f"syn{art:04d}", "text": f"Who founded {t}?",
+                                            "extractive_spans": [], "evidence": [paras[j]],
+                                            "highlighted_evidence": [sent]}
+    (root / QASPER_DEV_FILE).parent.mkdir(parents=True, exist_ok=True)
+    (root / QASPER_DEV_FILE).write_text(json.dumps(questions), encoding="utf-8")
+    return root

@@ -27,7 +27,6 @@ import pyarrow as pa
 
 from .chunks import Chunk, chunk_pages
 from .model import ModelNotFoundError, SproutModel, SproutUnavailableError, current_model_dir, load_model, models_dir
-from .search import SearchParams, search_forest
 from .tree import Tree, tree_from_merges
 
 MAX_TEXT_CHUNKS = 64
@@ -228,10 +227,9 @@ def retrieve_papers(store, query: str, k: int = 5, doc_ids: Sequence[str] | None
     hits: list[dict[str, Any]] = []
     for model_id, idx in by_model.items():
         model = model_for(store, model_id)
-        params = model.search_params(**overrides)
         q = model.encode_query(xq[None])[0]
         group = [papers[i] for i in idx]
-        hits += _hits(group, search_forest([p.tree for p in group], q, params, k=k))
+        hits += _hits(group, model.search([p.tree for p in group], q, k, **overrides))
     hits.sort(key=lambda h: -h["rank_score"])
     return hits[:k]
 

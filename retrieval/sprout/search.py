@@ -45,7 +45,7 @@ class SearchParams:
     tau_temperature: float = 0.05
     rerank: str = "learned"
     min_results: int = 1  # return at least this many nodes even when none passes tau
-    route_docs: int | None = None  # search only the best documents (by best leaf), None: all
+    route_docs: int | None = 8  # search only the best documents (by best leaf), None: all
     leaves_only: bool = False  # ablation: candidates are the leaves only, no tree
     fill_k: bool = False  # ablation: always return k nodes (no early stop of the expected-IE greedy)
 

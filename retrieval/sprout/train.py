@@ -67,6 +67,8 @@ class TrainConfig:
     node_positive_ratio: float = 0.9  # nodes within this fraction of the best node's IE are positives
     threshold_weight: float = 1.0  # mu
     cross_fit: bool = True
+    bank_size: int = 2048  # chunks of recent other documents used as extra negatives (stage 1)
+    forest_size: int = 8  # stage 2 also trains on forests of this many documents (multi-document search)
     max_chunks: int = 1024  # longer training documents are cropped around their positives
     threads: int = 2
     dev_ks: tuple[int, ...] = (1, 3, 5)
@@ -113,8 +115,13 @@ def best_nodes(ie: np.ndarray, ratio: float) -> np.ndarray:
 
 
 def encoder_losses(model: SproutModel, x: torch.Tensor, para: torch.Tensor, weights: Sequence[float],
-                   xq: torch.Tensor, positives: Sequence[Sequence[int]], cfg: TrainConfig) -> dict[str, torch.Tensor]:
-    """Stage-1 losses of one document and its queries (see the module docstring)."""
+                   xq: torch.Tensor, positives: Sequence[Sequence[int]], cfg: TrainConfig,
+                   bank: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """Stage-1 losses of one document and its queries (see the module docstring).
+
+    ``bank``: detached chunk vectors of other documents (recent steps), extra negatives that keep
+    scores comparable across documents; ``out["h"]`` returns this document's vectors for it.
+    """
     n = x.shape[0]
     h, maps = model.encoder(x, para)
     q = model.encode_query_tensor(xq)
@@ -123,7 +130,10 @@ def encoder_losses(model: SproutModel, x: torch.Tensor, para: torch.Tensor, weig
     for i, pos in enumerate(positives):
         labels[i, list(pos)] = 1.0
     logits = s / cfg.temperature
-    lse_neg = torch.logsumexp(logits.masked_fill(labels.bool(), float("-inf")), dim=1, keepdim=True)
+    neg = logits.masked_fill(labels.bool(), float("-inf"))
+    if bank is not None and len(bank):
+        neg = torch.cat([neg, (q @ bank.T) / cfg.temperature], dim=1)
+    lse_neg = torch.logsumexp(neg, dim=1, keepdim=True)
     per_pos = -logits + torch.logaddexp(logits, lse_neg)
     l_leaf = ((per_pos * labels).sum(1) / labels.sum(1).clamp(min=1)).mean()
     a = aggregate_attention(maps, model.alpha)
@@ -135,7 +145,7 @@ def encoder_losses(model: SproutModel, x: torch.Tensor, para: torch.Tensor, weig
         rows = m[list(pos)]
         terms.append(-(torch.log((rows * labels[i][None, :]).sum(1) + 1e-9) - torch.log(rows.sum(1) + 1e-9)).mean())
     l_attn = torch.stack(terms).mean() if terms else torch.zeros(())
-    out = {"l_leaf": l_leaf, "l_attn": l_attn, "l_node": torch.zeros(())}
+    out = {"l_leaf": l_leaf, "l_attn": l_attn, "l_node": torch.zeros(()), "h": h.detach()}
     if cfg.node_weight and n > 1:
         merges = single_linkage(mutual_attention(a.detach().numpy()))
         prog, member = progressive_weights(merges, n)
@@ -188,26 +198,47 @@ def _units(tree: Tree) -> np.ndarray:
 
 @torch.no_grad()
 def _doc_rerank_items(model: SproutModel, ts: TrainingSet, cfg: TrainConfig) -> list[_RerankItem]:
-    """Reranker training items of every document of ``ts`` under ``model`` (no gradient)."""
-    items = []
+    """Reranker training items of the documents of ``ts`` under ``model`` (no gradient).
+
+    Each document with queries gives one item searched alone and, with ``forest_size > 1``, one
+    searched together with ``forest_size - 1`` random other documents of ``ts`` (whose nodes are
+    all negatives), so the reranker learns to compare nodes across documents too.
+    """
+    rng = np.random.default_rng(cfg.seed + 7)
+    prepared = []
     for doc, x, xq in zip(ts.docs, ts.x, ts.xq):
-        if not doc.queries or doc.n < 2:
+        if doc.n < 2:
             continue
         tree = model.document_tree(x, doc.para, doc.weights).tree
-        units = _units(tree)
-        q = model.encode_query(xq)
         member = np.zeros((tree.n_nodes, tree.n_leaves), dtype=np.float32)
         for v in range(tree.n_nodes):
             member[v, tree.leaf_order[tree.lo[v]:tree.hi[v]]] = 1.0
-        positives = [qq.positives for qq in doc.queries]
-        ie, precision = node_targets(member, np.asarray(doc.weights, dtype=np.float32), positives)
-        feats = []
-        for qv in q:
-            s = units @ qv
-            feats.append(node_features(tree, s[: tree.n_leaves], s))
-        items.append(_RerankItem(torch.from_numpy(np.stack(feats)), torch.from_numpy(precision.astype(np.float32)),
-                                 torch.from_numpy(best_nodes(ie, cfg.node_positive_ratio)),
-                                 torch.from_numpy(np.log(tree.weight).astype(np.float32))))
+        prepared.append((doc, tree, _units(tree), model.encode_query(xq) if len(xq) else xq, member))
+    items = []
+    for i, (doc, tree, units, q, member) in enumerate(prepared):
+        if not doc.queries:
+            continue
+        ie, precision = node_targets(member, np.asarray(doc.weights, dtype=np.float32), [qq.positives for qq in doc.queries])
+        best = best_nodes(ie, cfg.node_positive_ratio)
+        forests = [[i]]
+        if cfg.forest_size > 1 and len(prepared) > 1:
+            others = [j for j in range(len(prepared)) if j != i]
+            pick = rng.choice(len(others), size=min(cfg.forest_size - 1, len(others)), replace=False)
+            forests.append([i] + [others[int(j)] for j in pick])
+        for forest in forests:
+            feats = []
+            for qv in q:
+                scores = [prepared[j][2] @ qv for j in forest]
+                best_leaf = max(float(sc[: prepared[j][1].n_leaves].max()) for sc, j in zip(scores, forest))
+                best_node = max(float(sc.max()) for sc in scores)
+                feats.append(np.concatenate([node_features(prepared[j][1], sc[: prepared[j][1].n_leaves], sc,
+                                                           best_leaf, best_node) for sc, j in zip(scores, forest)]))
+            pad = sum(prepared[j][1].n_nodes for j in forest[1:])
+            items.append(_RerankItem(
+                torch.from_numpy(np.stack(feats)),
+                torch.from_numpy(np.pad(precision, ((0, 0), (0, pad))).astype(np.float32)),
+                torch.from_numpy(np.pad(best, ((0, 0), (0, pad)))),
+                torch.from_numpy(np.concatenate([np.log(prepared[j][1].weight) for j in forest]).astype(np.float32))))
     return items
 
 
@@ -237,33 +268,54 @@ class _DevCache:
             self.rows.append((doc, tree, _units(tree), model.encode_query(xq) if len(xq) else xq))
 
 
+MULTI_DOC_SOURCES = ("qasper",)
+
+
 def dev_metrics(model: SproutModel, ts: TrainingSet | None = None, ks: Sequence[int] = (1, 3, 5),
-                params: SearchParams | None = None, *, uniform_alpha: bool = False, cache: _DevCache | None = None) -> dict:
+                params: SearchParams | None = None, *, uniform_alpha: bool = False, cache: _DevCache | None = None,
+                multi_doc_sources: Sequence[str] = MULTI_DOC_SOURCES) -> dict:
     """IE/recall/precision at k on a training-format split with the real retrieval pipeline.
 
     A unit's size is its sentence count; gold = the query's positive chunks, weighted by their
-    sentences (chunks are whole sentences, so this is the sentence-level scorer's count).
+    sentences (chunks are whole sentences, so this is the sentence-level scorer's count).  Every
+    query searches its own document; queries of ``multi_doc_sources`` are also scored searching
+    every dev document of their source at once (``<source>-multi``), the multi-document case.
     """
     params = params or model.search_params()
     scorer = model.scorer_fn() if params.rerank == "learned" else None
     cache = cache or _DevCache(model, ts, uniform_alpha=uniform_alpha)
     per_source: dict[str, list[dict]] = {}
-    for doc, tree, units, qv in cache.rows:
+    by_source: dict[str, list[int]] = {}
+    for i, (doc, *_rest) in enumerate(cache.rows):
+        by_source.setdefault(doc.source, []).append(i)
+
+    def score(hits, forest, own, gold, w):
+        gw = w[list(gold)].sum()
+        row = {}
+        for k in ks:
+            chunks = [forest[c.doc].leaves(c.node) if c.doc == own else [] for c in hits[:k]]
+            sizes = [forest[c.doc].weight[c.node] for c in hits[:k]]
+            covered = {c for u in chunks for c in u} & gold
+            returned = float(sum(sizes))
+            r = w[list(covered)].sum() / gw if gw else 0.0
+            p = w[list(covered)].sum() / returned if returned else 0.0
+            row[f"ie@{k}"], row[f"recall@{k}"], row[f"precision@{k}"] = r * p, r, p
+        row["units"] = len(hits[: max(ks)])
+        return row
+
+    for i, (doc, tree, units, qv) in enumerate(cache.rows):
         w = np.asarray(doc.weights, dtype=float)
+        multi = doc.source in multi_doc_sources and len(by_source[doc.source]) > 1
+        idx = by_source[doc.source]
+        forest = [cache.rows[j][1] for j in idx]
+        forest_units = [cache.rows[j][2] for j in idx]
         for qi, query in enumerate(doc.queries):
-            hits = model.search([tree], qv[qi], max(ks), params=params, node_units=[units], scorer=scorer)
             gold = set(query.positives)
-            gw = w[list(gold)].sum()
-            row = {}
-            for k in ks:
-                chunks = [tree.leaves(c.node) for c in hits[:k]]
-                covered = {c for u in chunks for c in u} & gold
-                returned = sum(w[u].sum() for u in chunks)
-                r = w[list(covered)].sum() / gw if gw else 0.0
-                p = w[list(covered)].sum() / returned if returned else 0.0
-                row[f"ie@{k}"], row[f"recall@{k}"], row[f"precision@{k}"] = r * p, r, p
-            row["units"] = len(hits[: max(ks)])
-            per_source.setdefault(doc.source, []).append(row)
+            hits = model.search([tree], qv[qi], max(ks), params=params, node_units=[units], scorer=scorer)
+            per_source.setdefault(doc.source, []).append(score(hits, [tree], 0, gold, w))
+            if multi:
+                hits = model.search(forest, qv[qi], max(ks), params=params, node_units=forest_units, scorer=scorer)
+                per_source.setdefault(f"{doc.source}-multi", []).append(score(hits, forest, idx.index(i), gold, w))
     out: dict = {}
     for src, rows in sorted(per_source.items()):
         out[src] = {key: round(float(np.mean([r[key] for r in rows])), 4) for key in rows[0]}
@@ -308,6 +360,7 @@ def _train_encoder(model: SproutModel, ts: TrainingSet, cfg: TrainConfig, epochs
     for epoch in range(1, epochs + 1):
         model.train()
         sums = {"loss": 0.0, "l_ret": 0.0, "l_leaf": 0.0, "l_node": 0.0, "l_attn": 0.0}
+        bank: list[torch.Tensor] = []
         for i in rng.permutation(docs):
             d = ts.docs[int(i)]
             x, para, wts, pos = _crop(ts.x[int(i)], d.para, d.weights, [q.positives for q in d.queries], cfg.max_chunks, rng)
@@ -315,7 +368,11 @@ def _train_encoder(model: SproutModel, ts: TrainingSet, cfg: TrainConfig, epochs
             if not keep:
                 continue
             losses = encoder_losses(model, torch.from_numpy(np.ascontiguousarray(x)), torch.as_tensor(para),
-                                    wts, torch.from_numpy(ts.xq[int(i)][keep]), [pos[j] for j in keep], cfg)
+                                    wts, torch.from_numpy(ts.xq[int(i)][keep]), [pos[j] for j in keep], cfg,
+                                    bank=torch.cat(bank) if bank else None)
+            bank.append(losses["h"])
+            while sum(len(b) for b in bank) > cfg.bank_size:
+                bank.pop(0)
             opt.zero_grad()
             losses["loss"].backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

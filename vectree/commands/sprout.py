@@ -21,6 +21,17 @@ def _resource(store_root):
                         max_pages=s.max_pages)
 
 
+def _failure_message(result) -> str:
+    """The innermost error message of a failed run's first failed step (Dagster wraps the cause)."""
+    for e in result.all_events:
+        if e.is_step_failure and e.event_specific_data and e.event_specific_data.error:
+            err = e.event_specific_data.error
+            while err.cause is not None:
+                err = err.cause
+            return err.message.strip()
+    return ""
+
+
 def train_through_dagster(store_root: str | None = None, *, quick: bool = False, data_dir: str = "",
                           epochs: int = 0, seed: int = 13, rebuild_trees: bool = True, quiet: bool = False) -> dict:
     """Materialise ``sprout_training_set`` and ``sprout_model`` with training switched on, then
@@ -32,6 +43,12 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
     from assets.partitions import papers_partitions
     from retrieval.sprout.model import load_current_model
 
+    from retrieval.sprout.data import TrainingDataError, resolve_training_data
+
+    try:  # fail before starting a run when the data is not there
+        resolve_training_data(data_dir or None)
+    except TrainingDataError as exc:
+        raise click.ClickException(str(exc)) from None
     resource = _resource(store_root)
     store = resource.store
     instance = instance_for(store)
@@ -47,9 +64,7 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
                             instance=instance, resources={"vectree": resource}, run_config=run_config,
                             raise_on_error=False)
     if not result.success:
-        errors = [e.event_specific_data.error.message.strip() for e in result.all_events
-                  if e.is_step_failure and e.event_specific_data and e.event_specific_data.error]
-        raise click.ClickException(errors[0] if errors else "training run failed")
+        raise click.ClickException(_failure_message(result) or "training run failed")
     model = load_current_model(store)
     rebuilt, failed = [], {}
     if rebuild_trees:
@@ -57,7 +72,10 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
             res = dg.materialize(assets, selection=[dg.AssetKey("sprout_tree")], partition_key=doc_id,
                                  instance=instance, resources={"vectree": resource}, run_config=QUIET_RUN_CONFIG,
                                  raise_on_error=False)
-            (rebuilt.append(doc_id) if res.success else failed.__setitem__(doc_id, "run failed"))
+            if res.success:
+                rebuilt.append(doc_id)
+            else:
+                failed[doc_id] = _failure_message(res) or "run failed"
     return {"model": model, "trees": rebuilt, "failed": failed}
 
 
@@ -83,13 +101,15 @@ def register(group: click.Group) -> None:
         model = out["model"]
         tr = model.config.training
         table = Table(title=f"SproutRAG model {model.config.model_id}")
-        table.add_column("epoch", justify="right")
-        for col in ("loss", "L_ret", "L_attn", "L_tau", "dev IE", "tau"):
-            table.add_column(col, justify="right")
+        for col in ("stage", "fold", "epoch", "loss", "parts", "dev"):
+            table.add_column(col, justify="right" if col != "parts" else "left")
         for h in tr.get("history", []):
-            if "loss" in h:
-                table.add_row(str(h["epoch"]), f"{h['loss']:.4f}", f"{h['l_ret']:.4f}", f"{h['l_attn']:.4f}",
-                              f"{h['l_tau']:.4f}", str(h["dev"].get("mean_ie")), f"{h['tau']:.3f}")
+            if "loss" not in h:
+                continue
+            parts = " ".join(f"{k[2:]} {h[k]:.4f}" for k in ("l_leaf", "l_node", "l_attn", "l_rerank", "l_tau") if k in h)
+            dev = (h.get("dev") or {}).get("mean_ie", (h.get("dev_r_precision") or {}).get("mean", ""))
+            table.add_row(str(h["stage"]), "" if h.get("fold") is None else str(h["fold"]), str(h["epoch"]),
+                          f"{h['loss']:.4f}", parts, str(dev))
         console.print(table)
         console.print(f"dev IE {tr['dev_before'].get('mean_ie')} -> {tr['dev_best'].get('mean_ie')} "
                       f"(best epoch {tr['best_epoch']}), {model.n_parameters():,} parameters, "

@@ -1,0 +1,186 @@
+"""SproutRAG through Dagster and the CLI: ingest stays fast and skips trees while no model exists;
+`vectree sprout train` trains through the assets and rebuilds every paper's Lance tree; retrieval
+works from the library (`retrieve_in_paper`) and the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import dagster as dg
+import pytest
+from click.testing import CliRunner
+
+from retrieval.sprout.data import write_synthetic_training_data
+
+PAPERS = {
+    "anode.pdf": [
+        ["Silicon anodes swell by up to three hundred percent during lithiation, which cracks the particles.",
+         "The cracks expose fresh surface on which the solid electrolyte interphase grows again.",
+         "Repeated growth of the interphase consumes lithium and the capacity fades over cycles."],
+        ["We coated the particles with a thin carbon shell to buffer the volume change.",
+         "Coated cells kept eighty percent of their capacity after five hundred cycles.",
+         "Uncoated cells fell below eighty percent after only one hundred and twenty cycles."],
+    ],
+    "cathode.pdf": [
+        ["Nickel rich cathodes release oxygen at high states of charge.",
+         "The released oxygen reacts with the electrolyte and raises the cell temperature.",
+         "Thermal runaway starts when the heat cannot leave the cell fast enough."],
+        ["A magnesium dopant stabilised the layered structure in our tests.",
+         "Doped cathodes released less oxygen and started to self heat twenty degrees later."],
+    ],
+}
+
+
+def _write_pdf(path, pages):
+    import pymupdf as fitz
+
+    doc = fitz.open()
+    for paragraphs in pages:
+        page = doc.new_page()
+        y = 72
+        for sentence_group in [paragraphs]:
+            text = " ".join(sentence_group)
+            rect = fitz.Rect(72, y, 520, y + 200)
+            page.insert_textbox(rect, text, fontsize=11)
+            y += 220
+    doc.save(path)
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("sprout-pdfs")
+    for name, pages in PAPERS.items():
+        _write_pdf(folder / name, pages)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def store_without_model(corpus, tmp_path_factory):
+    from vectree.cli import run_ingest
+
+    root = tmp_path_factory.mktemp("sprout-store")
+    store, report, _ = run_ingest([str(corpus)], str(root), quiet=True)
+    assert not report.failed_runs, report.failed_runs
+    return store
+
+
+def _latest(store, key, partition=None):
+    from pipelines.refresh import instance_for
+
+    flt = dg.AssetRecordsFilter(asset_key=dg.AssetKey(key), asset_partitions=[partition] if partition else None)
+    records = instance_for(store).fetch_materializations(flt, limit=1, ascending=False).records
+    assert records, key
+    return {k: v.value for k, v in records[0].asset_materialization.metadata.items()}
+
+
+def test_ingest_does_not_train_and_skips_trees(store_without_model):
+    store = store_without_model
+    assert _latest(store, "sprout_training_set")["status"] == "not built"
+    assert _latest(store, "sprout_model")["status"] == "no model"
+    for row in store.papers():
+        meta = _latest(store, "sprout_tree", row["doc_id"])
+        assert meta["status"] == "skipped" and "vectree sprout train" in meta["reason"]
+    assert not (store.sprout_dir / "training_set").exists()
+    assert not (store.sprout_dir / "trees").exists()
+
+
+def test_retrieval_without_a_model_says_how_to_get_one(store_without_model):
+    from retrieval.sprout.model import SproutUnavailableError
+    from retrieval.sprout.papers import retrieve_in_paper, sprout_available
+    from vectree.cli import main
+
+    store = store_without_model
+    doc_id = store.papers()[0]["doc_id"]
+    assert not sprout_available(store, doc_id)
+    with pytest.raises(SproutUnavailableError, match="vectree sprout train"):
+        retrieve_in_paper(store, doc_id, "capacity fade", 3)
+    res = CliRunner().invoke(main, ["sprout", "retrieve", "capacity fade", "--store", str(store.root)])
+    assert res.exit_code != 0 and "vectree sprout train" in res.output
+
+
+def test_missing_training_data_is_a_clear_error(store_without_model, tmp_path):
+    import click
+
+    from vectree.commands.sprout import train_through_dagster
+
+    with pytest.raises(click.ClickException, match="training data not found"):
+        train_through_dagster(str(store_without_model.root), quick=True, data_dir=str(tmp_path / "nowhere"))
+
+
+@pytest.fixture(scope="module")
+def trained_store(corpus, tmp_path_factory):
+    from vectree.cli import run_ingest
+    from vectree.commands.sprout import train_through_dagster
+
+    root = tmp_path_factory.mktemp("sprout-trained")
+    store, report, _ = run_ingest([str(corpus)], str(root), quiet=True)
+    data = write_synthetic_training_data(tmp_path_factory.mktemp("syn"), n_questions=20, n_articles=8)
+    out = train_through_dagster(str(root), quick=True, data_dir=str(data), epochs=2)
+    return store, out
+
+
+def test_train_publishes_a_model_and_rebuilds_every_tree(trained_store):
+    import lancedb
+
+    from retrieval.sprout.chunks import chunk_pages
+    from retrieval.sprout.model import current_model_dir
+
+    store, out = trained_store
+    folder = current_model_dir(store)
+    assert folder is not None and (folder / "model.safetensors").exists()
+    meta = _latest(store, "sprout_model")
+    assert meta["status"] == "trained" and meta["parameters"] > 0 and meta["base_encoder"] == "all-MiniLM-L6-v2"
+    assert "dev_ie_after" in meta and "losses" in meta and meta["training_seconds"] > 0
+    assert _latest(store, "sprout_training_set")["status"] == "built"
+    doc_ids = [r["doc_id"] for r in store.papers()]
+    assert sorted(out["trees"]) == sorted(doc_ids) and not out["failed"]
+    for doc_id in doc_ids:
+        assert _latest(store, "sprout_tree", doc_id)["status"] == "built"
+        path = store.sprout_dir / "trees" / f"{doc_id}.lance"
+        assert path.exists()
+        rows = lancedb.connect(str(path.parent)).open_table(doc_id).to_arrow().to_pylist()
+        _, chunks = chunk_pages(store.read_page_texts(doc_id))
+        n = len(chunks)
+        assert len(rows) == 2 * n - 1
+        by_id = {r["node_id"]: r for r in rows}
+        root = [r for r in rows if r["parent"] == -1]
+        assert len(root) == 1 and root[0]["depth"] == 0 and root[0]["chunk_ids"] == list(range(n))
+        for r in rows:
+            assert r["doc_id"] == doc_id and len(r["vector"]) == 384 and r["model_id"] == folder.name
+            if r["children"]:
+                kids = [by_id[c] for c in r["children"]]
+                assert sorted(r["chunk_ids"]) == sorted(kids[0]["chunk_ids"] + kids[1]["chunk_ids"])
+                assert all(k["parent"] == r["node_id"] and k["depth"] == r["depth"] + 1 for k in kids)
+            else:
+                assert r["chunk_ids"] == [r["node_id"]] and r["text"] == chunks[r["node_id"]].text
+            assert r["pages"] and all(1 <= p <= 2 for p in r["pages"])
+
+
+def test_retrieve_in_paper_and_cli(trained_store):
+    from retrieval.sprout.papers import retrieve_in_paper, retrieve_papers, sprout_available
+    from retrieval.sprout.search import retrieve_in_paper as from_search
+    from vectree.cli import main
+
+    store, _ = trained_store
+    by_title = {r["source_path"].rsplit("/", 1)[-1]: r["doc_id"] for r in store.papers()}
+    doc_id = by_title["anode.pdf"]
+    assert sprout_available(store, doc_id)
+    hits = retrieve_in_paper(store, doc_id, "why does the capacity of silicon anodes fade?", k=3)
+    assert 1 <= len(hits) <= 3
+    for h in hits:
+        assert set(h) >= {"node_id", "text", "chunk_ids", "pages", "score"} and h["doc_id"] == doc_id
+        assert h["text"] and h["pages"]
+    sets = [set(h["chunk_ids"]) for h in hits]
+    assert all(a.isdisjoint(b) for i, a in enumerate(sets) for b in sets[i + 1:])  # never nested
+    assert from_search(store, doc_id, "why does the capacity of silicon anodes fade?", 3) == hits
+    across = retrieve_papers(store, "oxygen release and thermal runaway", k=2)
+    assert across and across[0]["doc_id"] in by_title.values()
+    with pytest.raises(ValueError):
+        retrieve_in_paper(store, doc_id, "  ", 3)
+    res = CliRunner().invoke(main, ["sprout", "retrieve", "carbon coating", "--store", str(store.root),
+                                    "--paper", doc_id, "-k", "2", "--json"])
+    assert res.exit_code == 0, res.output
+    parsed = json.loads(res.output)
+    assert 1 <= len(parsed) <= 2 and parsed[0]["doc_id"] == doc_id
+    res = CliRunner().invoke(main, ["sprout", "retrieve", "carbon coating", "--store", str(store.root)])
+    assert res.exit_code == 0 and "SproutRAG" in res.output
