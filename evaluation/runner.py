@@ -38,6 +38,7 @@ the whole episode.
 
 from __future__ import annotations
 
+import os
 import random
 import tempfile
 import time
@@ -258,7 +259,35 @@ def run_benchmark(benchmark: str, data_dir: str | Path, systems: Sequence[str], 
             own_tmp.cleanup()
 
 
+def eval_threads() -> int:
+    """Torch threads for a run: ``$VECTREE_EVAL_THREADS``, default 1.  On a shared machine two
+    intra-op threads that have to wait for a busy core make every MiniLM call 5-25x slower
+    (measured here: 28 ms per query with one thread, 150-700 ms with two), so one thread gives
+    latencies that mean something."""
+    raw = os.environ.get("VECTREE_EVAL_THREADS", "1")
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ValueError(f"VECTREE_EVAL_THREADS must be a positive integer, got {raw!r}") from None
+    if n < 1:
+        raise ValueError(f"VECTREE_EVAL_THREADS must be a positive integer, got {raw!r}")
+    return n
+
+
 def _run(benchmark, data_dir, systems, limit, seed, work_dir, hashes, progress, ctx_overrides):
+    import torch
+
+    threads = eval_threads()
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return _run_threads(benchmark, data_dir, systems, limit, seed, work_dir, hashes, progress, ctx_overrides,
+                            threads)
+    finally:
+        torch.set_num_threads(before)
+
+
+def _run_threads(benchmark, data_dir, systems, limit, seed, work_dir, hashes, progress, ctx_overrides, threads):
     from retrieval.config import load_settings
 
     from .embedcache import cached_embedder
@@ -282,7 +311,7 @@ def _run(benchmark, data_dir, systems, limit, seed, work_dir, hashes, progress, 
                    "k": {PAPER_QA: {"units": ctx.k_paper}, ROUTING: {"depth": ctx.k_routing},
                          SENTENCES: {"ks": list(SENTENCE_KS)},
                          SYNTHESIS: {"papers": ctx.k_papers, "answer_words": ctx.answer_words}}[task],
-                   "llm": settings.llm_model if settings.llm_configured else None}
+                   "llm": settings.llm_model if settings.llm_configured else None, "torch_threads": threads}
     scorer_sentences = bench.sentences() if task == SENTENCES else None
     judge = None
     if settings.llm_configured and task in LLM_METRICS:
