@@ -37,7 +37,14 @@ Every system answers the same questions with the same cutoffs and the same token
 tables are produced by `benchmarks/bench_eval.py` (the code behind `vectree eval`).  Best value
 of each column in bold (highest; lowest for tokens and latency).  A system that cannot run here
 is listed under its table with the reason; a metric that was not measured is absent (–), never 0.
-Machine: {cpus} CPU cores shared with other work, no GPU, no LLM endpoint unless stated.
+Machine: {cpus} CPU cores shared with other work, one torch thread (`VECTREE_EVAL_THREADS`),
+no GPU, no LLM endpoint (so the LLM-judged metrics are not run).
+
+Reproduce one table: `vectree eval BENCHMARK --data ../shared/data/BENCHMARK --system NAME ...
+--out results.json --report report.md`; all of them: `.venv/bin/python benchmarks/bench_eval.py`.
+`sprout` and its ablations need a trained model (`VECTREE_SPROUT_MODEL=<model folder>` or the
+store's live model); `reranked-dense-rag` needs a local cross-encoder (`VECTREE_CROSS_ENCODER`).
+The `hotpotqa-heldout` table repeats HotpotQA on the questions SproutRAG's training never saw.
 """
 
 
@@ -75,12 +82,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=str(REPO / "docs" / "eval"))
     ap.add_argument("--work", default=None, help="work folder kept between runs (default: temporary)")
+    ap.add_argument("--report-only", action="store_true", help="only rebuild report.md and plots from results/")
     args = ap.parse_args(argv)
 
     out = Path(args.out)
     (out / "results").mkdir(parents=True, exist_ok=True)
     failed = False
-    for bench in args.benchmark or BENCHMARKS:
+    for bench in [] if args.report_only else (args.benchmark or BENCHMARKS):
         systems = args.system or list(DEFAULT_SYSTEMS[TASK_OF[bench]])
         started = time.perf_counter()
         last = [0.0]
