@@ -127,12 +127,16 @@ class FlatIndex:
 
     def __init__(self, rows: list[tuple[str, list[tuple[int, int]]]], vecs: np.ndarray):
         self.rows, self.vecs = rows, vecs
-        self.doc = np.array([r[0] for r in rows])
+        names = sorted({r[0] for r in rows})
+        self.doc_index = {d: i for i, d in enumerate(names)}
+        self.doc = np.array([self.doc_index[r[0]] for r in rows])
 
     def search(self, q: np.ndarray, scope: set[str] | None, k: int) -> list[Unit]:
         s = self.vecs @ q
-        if scope is not None and len(scope) < len(set(self.doc)):
-            s = np.where(np.isin(self.doc, list(scope)), s, -np.inf)
+        if scope is not None and len(scope) < len(self.doc_index):
+            mask = np.zeros(len(self.doc_index), dtype=bool)
+            mask[[self.doc_index[d] for d in scope if d in self.doc_index]] = True
+            s = np.where(mask[self.doc], s, -np.inf)
         top = np.argsort(-s, kind="stable")[:k]
         return [Unit.of(self.rows[i][0], self.rows[i][1]) for i in top if np.isfinite(s[i])]
 

@@ -14,12 +14,12 @@ from retrieval.sprout.data import TrainingSet, build_training_set, write_synthet
 from retrieval.sprout.model import SproutModel, load_model, save_model
 from retrieval.sprout.train import TrainConfig, _doc_rerank_items, encoder_losses, rerank_losses, train
 
-CFG = dict(epochs=4, rerank_epochs=4, threads=1, seed=3)
+CFG = dict(epochs=4, rerank_epochs=4, scorer_lr=3e-3, threads=1, seed=3)
 
 
 @pytest.fixture(scope="module")
 def training_set(tmp_path_factory) -> TrainingSet:
-    root = write_synthetic_training_data(tmp_path_factory.mktemp("syn-data"), n_questions=28, n_articles=10)
+    root = write_synthetic_training_data(tmp_path_factory.mktemp("syn-data"), n_questions=40, n_articles=14)
     return build_training_set(root)
 
 

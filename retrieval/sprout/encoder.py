@@ -273,7 +273,7 @@ def token_chunk_attention(chunk_texts: Sequence[str], *, window_tokens: int = 51
             mask = owner_arr == i
             if mask.any():
                 p[r, mask] = 1.0 / mask.sum()
-        block = np.einsum("rt,ktu,su->krs", p, att, p)
+        block = (p @ att) @ p.T  # (L*H, r, r): two matmuls, not a three-operand einsum
         idx = np.array(win)
         out[:, idx[:, None], idx[None, :]] = block
     return out

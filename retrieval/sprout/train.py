@@ -4,7 +4,10 @@
 at once), with ``s = cos(q, h)`` the query's cosine to every contextual chunk vector:
 
 * ``L_ret`` = chunk InfoNCE + node InfoNCE, temperature ``T`` = 0.05.  Chunks: each positive
-  chunk against the document's other chunks (hard negatives from the same document).  Nodes: the
+  chunk against the document's other chunks (hard negatives from the same document) and against
+  a bank of detached chunk vectors of the previous documents (so that scores stay comparable
+  across documents, which multi-document search needs: without it, contextual scores rank
+  chunks of different documents worse than plain MiniLM does).  Nodes: the
   tree the current attention builds is formed (non-differentiable merges), its progressive node
   vectors stay differentiable in ``h``, and the nodes that are (nearly) the best single answer --
   by IE against the query's positives -- are the positives against every other node.
@@ -21,7 +24,8 @@ The epoch is selected by the dev split's chunk R-precision.
 ``z`` against the node's true precision + a listwise term putting the best single-answer nodes
 first by ``log(sigmoid(z)^2 * size)``; ``L_tau`` = BCE of ``sigmoid((z - tau) / t)`` against "most
 of the node is relevant", on detached logits, which learns the candidate threshold ``tau``.
-The features are **cross-fitted**: the training documents are split in two folds, an encoder is
+Each query is trained alone on its document and again inside a forest with the documents routing
+would pick for it (the other documents' nodes all negatives).  The features are **cross-fitted**: the training documents are split in two folds, an encoder is
 trained (stage 1, same schedule) on each fold, and each document's features come from the encoder
 that never saw it -- trained on its own documents, an encoder's scores are far more confident than
 on new ones, and a reranker fitted to those would not transfer.  The epoch is selected by dev IE
@@ -54,10 +58,10 @@ from .tree import Tree, mutual_attention, progressive_weights, single_linkage, t
 class TrainConfig:
     seed: int = 13
     epochs: int = 3  # stage 1 (encoder); the best by dev R-precision is kept
-    rerank_epochs: int = 12  # stage 2 (reranker + threshold); the best by dev IE is kept
+    rerank_epochs: int = 8  # stage 2 (reranker + threshold); the best by dev IE is kept
     lr: float = 3e-4
     structure_lr: float = 1e-2  # the position / paragraph attention biases
-    scorer_lr: float = 3e-3
+    scorer_lr: float = 3e-4
     alpha_lr: float = 2e-2
     tau_lr: float = 2e-2
     weight_decay: float = 1e-2
@@ -76,7 +80,7 @@ class TrainConfig:
     @classmethod
     def quick(cls, **kw) -> "TrainConfig":
         kw.setdefault("epochs", 2)
-        kw.setdefault("rerank_epochs", 6)
+        kw.setdefault("rerank_epochs", 4)
         return cls(**kw)
 
     def to_dict(self) -> dict:
@@ -200,9 +204,10 @@ def _units(tree: Tree) -> np.ndarray:
 def _doc_rerank_items(model: SproutModel, ts: TrainingSet, cfg: TrainConfig) -> list[_RerankItem]:
     """Reranker training items of the documents of ``ts`` under ``model`` (no gradient).
 
-    Each document with queries gives one item searched alone and, with ``forest_size > 1``, one
-    searched together with ``forest_size - 1`` random other documents of ``ts`` (whose nodes are
-    all negatives), so the reranker learns to compare nodes across documents too.
+    Each document with queries gives one item searched alone and, with ``forest_size > 1``, per
+    query one searched together with the ``forest_size - 1`` other documents of ``ts`` that
+    routing would pick for it (best leaf), whose nodes are all negatives: the reranker learns to
+    compare nodes across similar documents, as multi-document search needs.
     """
     rng = np.random.default_rng(cfg.seed + 7)
     prepared = []
@@ -220,14 +225,20 @@ def _doc_rerank_items(model: SproutModel, ts: TrainingSet, cfg: TrainConfig) -> 
             continue
         ie, precision = node_targets(member, np.asarray(doc.weights, dtype=np.float32), [qq.positives for qq in doc.queries])
         best = best_nodes(ie, cfg.node_positive_ratio)
-        forests = [[i]]
+        single = [(None, [i])]
+        routed = []
         if cfg.forest_size > 1 and len(prepared) > 1:
-            others = [j for j in range(len(prepared)) if j != i]
-            pick = rng.choice(len(others), size=min(cfg.forest_size - 1, len(others)), replace=False)
-            forests.append([i] + [others[int(j)] for j in pick])
-        for forest in forests:
+            # per query, the other documents routing would pick: those whose best leaf scores highest
+            for qi, qv in enumerate(q):
+                best_leaf = np.array([float((u[: t.n_leaves] @ qv).max()) if j != i else -np.inf
+                                      for j, (_, t, u, _, _) in enumerate(prepared)])
+                others = np.argsort(-best_leaf, kind="stable")[: cfg.forest_size - 1]
+                routed.append(([qi], [i] + [int(j) for j in others]))
+        for queries, forest in single + routed:
+            qs = list(range(len(q))) if queries is None else queries
             feats = []
-            for qv in q:
+            for qi in qs:
+                qv = q[qi]
                 scores = [prepared[j][2] @ qv for j in forest]
                 best_leaf = max(float(sc[: prepared[j][1].n_leaves].max()) for sc, j in zip(scores, forest))
                 best_node = max(float(sc.max()) for sc in scores)
@@ -236,8 +247,8 @@ def _doc_rerank_items(model: SproutModel, ts: TrainingSet, cfg: TrainConfig) -> 
             pad = sum(prepared[j][1].n_nodes for j in forest[1:])
             items.append(_RerankItem(
                 torch.from_numpy(np.stack(feats)),
-                torch.from_numpy(np.pad(precision, ((0, 0), (0, pad))).astype(np.float32)),
-                torch.from_numpy(np.pad(best, ((0, 0), (0, pad)))),
+                torch.from_numpy(np.pad(precision[qs], ((0, 0), (0, pad))).astype(np.float32)),
+                torch.from_numpy(np.pad(best[qs], ((0, 0), (0, pad)))),
                 torch.from_numpy(np.concatenate([np.log(prepared[j][1].weight) for j in forest]).astype(np.float32))))
     return items
 
