@@ -16,6 +16,12 @@ questions and on the rest (the held-out part).  Latency is the warm end-to-end `
 (query embedding included) with the default settings.  As the baseline, the same corpus is cut
 into 256-token passages (MiniLM word pieces, no overlap) and indexed by the same BM25 + LanceDB
 code; its footprint and its paper-level retrieval are printed side by side.
+
+PubMedQA abstracts are short (~270 word pieces, 1.7 passages each) while every labelled part is
+an entry (4.4 entries each), so here the passage index is the smaller one.  Full papers are where
+compact entries pay off: ``--store PATH`` (a store built by ``vectree ingest``, e.g. of
+``../shared/data/pdfs``) adds the same footprint comparison on the store's papers, against their
+full page text cut into 256-token passages.
 """
 
 from __future__ import annotations
@@ -67,6 +73,42 @@ def passage_chunks(docs: list[PubMedQADoc], tokenizer, size: int = 256) -> list[
     return out
 
 
+def page_chunks(store, tokenizer, size: int = 256) -> list[Entry]:
+    """The full page text of every ``ok`` paper of a store, cut into ``size``-token passages."""
+    out = []
+    for row in store.papers(status="ok"):
+        text = "\n".join(store.read_page_texts(row["doc_id"]))
+        offsets = tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)["offset_mapping"]
+        for c, i in enumerate(range(0, len(offsets), size)):
+            window = offsets[i:i + size]
+            out.append(Entry(f"{row['doc_id']}#c{c}", row["doc_id"], f"c{c}", "section", "",
+                             text[window[0][0]:window[-1][1]]))
+    return out
+
+
+def store_footprint(store_root: str, work: Path, embedder) -> list[list]:
+    """Compact entries vs 256-token passages of the full text, for an ingested store of PDFs."""
+    from retrieval.search.entries import store_entries
+    from retrieval.store import Store
+
+    store = Store(store_root)
+    entries = list(store_entries(store))
+    report = build_index(work / "store-entries", entries, embedder=embedder)
+    chunks = page_chunks(store, embedder.model.tokenizer)
+    vecs = embedder.encode_documents([c.text for c in chunks])
+    b = BM25Index.create(work / "store-passages" / "bm25", chunks)
+    v = VectorTable.create(work / "store-passages" / "vectors", embedder.info.dim, chunks, vecs)
+    eb = report.bytes["bm25"] + report.bytes["vectors"]
+    pb = _dir_bytes(b.path) + _dir_bytes(v.path)
+    n_papers = len(store.papers(status="ok"))
+    n_sections = sum(e.kind == "section" for e in entries)
+    return [
+        [f"compact entries ({n_papers} papers, {n_sections} verified sections)", len(entries),
+         report.bytes["bm25"], report.bytes["vectors"], eb, 1.0],
+        ["256-token passages of the full text", len(chunks), _dir_bytes(b.path), _dir_bytes(v.path), pb, pb / eb],
+    ]
+
+
 def metrics(rankings: list[list[str]], gold: list[str]) -> dict[str, float]:
     n = len(gold)
     ranks = [r.index(g) + 1 if g in r else None for r, g in zip(rankings, gold)]
@@ -101,6 +143,8 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--questions", type=int, default=0, help="use only the first N questions (0: all)")
     ap.add_argument("--workdir", default=None, help="where to build the indexes (default: a temp dir)")
     ap.add_argument("--out", default=None, help="write the numbers as JSON here")
+    ap.add_argument("--store", default=None,
+                    help="also compare footprints on this ingested store of PDFs (e.g. ../shared/data/pdfs)")
     ap.add_argument("--reuse", action="store_true", help="reuse the indexes already built in --workdir")
     args = ap.parse_args(argv)
 
@@ -216,6 +260,11 @@ def main(argv: list[str] | None = None) -> dict:
         ["256-token passages", len(chunks), passage_bytes["bm25"], passage_bytes["vectors"], passage_bytes["total"],
          passage_bytes["total"] / (eb["bm25"] + eb["vectors"])],
     ]))
+    store_rows = None
+    if args.store:
+        store_rows = store_footprint(args.store, work, embedder)
+        out.append(table(f"Index footprint on full papers (store {args.store})",
+                         ["index", "entries", "BM25 bytes", "vector bytes", "total bytes", "ratio"], store_rows))
     ms = lambda xs, q: 1000 * pct(xs, q)  # noqa: E731
     out.append(table(f"Warm query latency (ms, {len(questions)} queries, {os.cpu_count()} cpus)",
                      ["stage", "p50", "p95", "mean"], [
@@ -230,6 +279,7 @@ def main(argv: list[str] | None = None) -> dict:
         "latency_ms": {name: {"p50": ms(xs, 0.5), "p95": ms(xs, 0.95)} for name, xs in
                        [("embed", t_embed), ("bm25", t_bm25), ("dense", t_dense), ("total", t_total)]},
         "build_s": {"entries": entry_build_s, "passages": passage_build_s},
+        "store_footprint": store_rows,
     }
     if args.out:
         Path(args.out).write_text(json.dumps(numbers, indent=1))

@@ -29,7 +29,7 @@ def register(group: click.Group) -> None:
     @click.option("-k", "k", type=click.IntRange(1, 200), default=10, show_default=True, help="Papers to return.")
     @click.option("--mode", type=click.Choice(["hybrid", "bm25", "dense"]), default="hybrid", show_default=True)
     @click.option("--fusion", type=click.Choice(["rrf", "weighted"]), default=None,
-                  help="How BM25 and dense rankings combine (default: $VECTREE_SEARCH_FUSION or rrf).")
+                  help="How BM25 and dense rankings combine (default: $VECTREE_SEARCH_FUSION, else weighted).")
     @click.option("--store", "store_root", type=click.Path(file_okay=False), default=None,
                   help="Artefact store root (default: $VECTREE_STORE or ./.vectree).")
     @click.option("--json", "as_json", is_flag=True, help="Print the results as JSON.")
