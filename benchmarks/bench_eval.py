@@ -72,6 +72,18 @@ def hotpotqa_heldout(results: list[dict]) -> list[dict]:
     return out
 
 
+def publishable(results: list[dict]) -> str:
+    """The results as committed under docs/: per-question answers (sentences taken from the
+    benchmark's papers) are dropped -- the shared data's text never enters the repository --
+    and the JSON is compact.  ``vectree eval --out`` keeps everything."""
+    clean = []
+    for r in results:
+        items = [{k: (v[:5] if k == "top" else v) for k, v in i.items() if k not in ("answer", "llm_answer")}
+                 for i in r["per_item"]]
+        clean.append(dict(r, per_item=items))
+    return json.dumps(clean, separators=(",", ":"), default=str)
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--data", default=os.environ.get("VECTREE_SHARED_DATA", str(REPO.parent / "shared" / "data")))
@@ -88,6 +100,9 @@ def main(argv: list[str] | None = None) -> int:
     out = Path(args.out)
     (out / "results").mkdir(parents=True, exist_ok=True)
     failed = False
+    if args.report_only:  # also re-apply the publishing rule to what is there
+        for p in (out / "results").glob("*.json"):
+            p.write_text(publishable(json.loads(p.read_text())))
     for bench in [] if args.report_only else (args.benchmark or BENCHMARKS):
         systems = args.system or list(DEFAULT_SYSTEMS[TASK_OF[bench]])
         started = time.perf_counter()
@@ -108,12 +123,13 @@ def main(argv: list[str] | None = None) -> int:
             keep = [r for r in json.loads(path.read_text()) if r["system"] not in set(systems)]
             order = {s: i for i, s in enumerate(DEFAULT_SYSTEMS[TASK_OF[bench]])}
             results = sorted(keep + results, key=lambda r: order.get(r["system"], len(order)))
-        path.write_text(json.dumps(results, indent=1, default=str))
+        path.write_text(publishable(results))
         print(benchmark_table(results))
         if bench == "hotpotqa":
             held = hotpotqa_heldout(results)
             if held:
-                (out / "results" / f"{HELDOUT}.json").write_text(json.dumps(held, indent=1, default=str))
+                # its per-question records are hotpotqa.json's, filtered: not stored twice
+                (out / "results" / f"{HELDOUT}.json").write_text(publishable([dict(r, per_item=[]) for r in held]))
                 print("held-out split (SproutRAG test questions):")
                 print(benchmark_table(held))
         for r in results:

@@ -55,9 +55,14 @@ def _by_benchmark(results: Sequence[dict]) -> dict[str, list[dict]]:
     return out
 
 
+SENTENCE_ORDER = ("ie@1", "ie@3", "ie@5", "recall@1", "recall@3", "recall@5", "precision@1", "precision@3",
+                  "precision@5")
+
+
 def _columns(rows: Sequence[dict]) -> list[str]:
     present = {k for r in rows for k in r.get("metrics", {})}
-    ordered = [k for k in METRIC_KEYS if k in present]
+    first = [k for k in SENTENCE_ORDER if k in present] if "ie@1" in present else []
+    ordered = first + [k for k in METRIC_KEYS if k in present and k not in first]
     extra = sorted(present - set(ordered) - set(COUNT_KEYS))
     return ordered + extra
 
@@ -91,7 +96,8 @@ def benchmark_table(rows: Sequence[dict]) -> str:
 
 
 def _describe_config(rows: Sequence[dict]) -> str:
-    cfg = next((r["config"] for r in rows if r.get("config")), {})
+    cfg = next((r["config"] for r in rows if r.get("config") and r["status"] == "ok"),
+               next((r["config"] for r in rows if r.get("config")), {}))
     seeds = sorted({r["config"].get("seed") for r in rows if r.get("config")}, key=str)
     parts = [f"n = {cfg.get('n_questions')} questions", f"{cfg.get('n_documents')} documents",
              f"seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}",

@@ -122,7 +122,7 @@ def _score_paper_qa(system, bench, docs, q, ctx=None) -> dict[str, Any]:
             "cited_pages": list(ans.pages), "gold_pages": list(q.evidence_pages), "has_evidence": q.has_evidence,
             "evidence_page_precision": p, "evidence_page_recall": r,
             "answer_f1": M.max_answer_f1(ans.answer, [ref.answer for ref in q.references]) if q.references else None,
-            **_tokens_item(ans.tokens), "latency_ms": 1000 * seconds}
+            **_tokens_item(ans.tokens), "latency_ms": round(1000 * seconds, 3)}
     if reader:
         item["reader_ms"] = 1000 * reader
     if ans.trace:
@@ -137,7 +137,7 @@ def _score_routing(system, bench, docs, q) -> dict[str, Any]:
     rank = M.rank_of(ranking.doc_ids, q.gold_doc_id)
     return {"question_id": q.question_id, "gold": q.gold_doc_id, "rank": rank, "top": ranking.doc_ids[:10],
             **{f"recall@{k}": M.recall_at_k(rank, k) for k in (1, 5, 10)}, "mrr": M.reciprocal_rank(rank),
-            **_tokens_item(ranking.tokens), "latency_ms": 1000 * seconds}
+            **_tokens_item(ranking.tokens), "latency_ms": round(1000 * seconds, 3)}
 
 
 def _score_sentences(system, bench, docs, q, scorer_sentences) -> dict[str, Any]:
@@ -152,7 +152,7 @@ def _score_sentences(system, bench, docs, q, scorer_sentences) -> dict[str, Any]
                             "n_units": len(units),
                             "sentences_returned": [len(covered_sentences(scorer_sentences[u.doc_id], u.spans))
                                                    for u in units[:max(SENTENCE_KS)]],
-                            **_tokens_item(tokens_of(hits[:max(SENTENCE_KS)])), "latency_ms": 1000 * seconds}
+                            **_tokens_item(tokens_of(hits[:max(SENTENCE_KS)])), "latency_ms": round(1000 * seconds, 3)}
     if q.gold:
         item.update(score_units(units, q.gold, scorer_sentences, SENTENCE_KS))
     return item
@@ -167,7 +167,7 @@ def _score_synthesis(system, bench, docs, q, ctx) -> dict[str, Any]:
             "evidence_paper_precision": p, "evidence_paper_recall": r,
             "answer_cosine": M.cosine(vecs[0], vecs[1]) if vecs is not None else 0.0,
             "answer_rouge_l": M.rouge_l(ans.answer, q.expert_answer), "answer": ans.answer[:ANSWER_CHARS],
-            **_tokens_item(ans.tokens), "latency_ms": 1000 * seconds, "reader_ms": 1000 * reader}
+            **_tokens_item(ans.tokens), "latency_ms": round(1000 * seconds, 3), "reader_ms": 1000 * reader}
 
 
 def aggregate(task: str, items: Sequence[dict[str, Any]]) -> dict[str, float]:
