@@ -46,6 +46,8 @@ def register(group: click.Group) -> None:
         store = Store(load_settings(store_root).store_root)
         try:
             index = SearchIndex.open(store, auto_refresh=False)
+            if mode != "bm25":
+                index.embedder  # load the model now, so the time shown is the query's own
             started = time.perf_counter()
             results = index.search(query, k, mode=mode, fusion=fusion)
             ms = 1000 * (time.perf_counter() - started)
