@@ -132,9 +132,7 @@ def _learned_check(model) -> dg.AssetCheckResult:
     "Trains only with config train: true (`vectree sprout train`); otherwise reports the live model.",
 )
 def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, vectree: VectreeStore) -> dg.MaterializeResult:
-    from retrieval.sprout.data import TrainingSet
     from retrieval.sprout.model import current_model_dir, load_model, publish_model
-    from retrieval.sprout.train import TrainConfig, train
 
     store = vectree.store
     if not config.train:
@@ -148,6 +146,9 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
         model = load_model(folder)
         return dg.MaterializeResult(metadata={"status": "live", **_model_metadata(model)},
                                     check_results=[_learned_check(model)])
+    from retrieval.sprout.data import TrainingSet
+    from retrieval.sprout.train import TrainConfig, train
+
     ts = TrainingSet.load(_training_folder(store))
     tc = TrainConfig.quick(seed=config.seed, threads=config.threads) if config.quick else \
         TrainConfig(seed=config.seed, threads=config.threads)

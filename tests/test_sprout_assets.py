@@ -173,6 +173,20 @@ def test_retrieve_in_paper_and_cli(trained_store):
     sets = [set(h["chunk_ids"]) for h in hits]
     assert all(a.isdisjoint(b) for i, a in enumerate(sets) for b in sets[i + 1:])  # never nested
     assert from_search(store, doc_id, "why does the capacity of silicon anodes fade?", 3) == hits
+    # the stored tree is the tree the model builds (structure, vectors, merge strengths)
+    import numpy as np
+
+    from retrieval.sprout.chunks import chunk_pages
+    from retrieval.sprout.encoder import embed_texts
+    from retrieval.sprout.papers import model_for, read_paper_tree
+
+    stored = read_paper_tree(store, doc_id).tree
+    _, chunks = chunk_pages(store.read_page_texts(doc_id))
+    fresh = model_for(store).document_tree(embed_texts([c.text for c in chunks]), [c.paragraph for c in chunks],
+                                           [c.n_sentences for c in chunks]).tree
+    assert np.array_equal(stored.children, fresh.children)
+    assert np.allclose(stored.vectors, fresh.vectors, atol=1e-5)
+    assert np.allclose(stored.strength, fresh.strength) and np.array_equal(stored.weight, fresh.weight)
     across = retrieve_papers(store, "oxygen release and thermal runaway", k=2)
     assert across and across[0]["doc_id"] in by_title.values()
     with pytest.raises(ValueError):

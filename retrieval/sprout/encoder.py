@@ -39,7 +39,8 @@ class EmbeddingCache:
     """A content-addressed store of text embeddings for one model: ``sha1(text) -> vector``.
 
     Kept as two ``.npy`` files under ``folder`` (keys and float32 vectors), loaded once and
-    rewritten atomically when new texts were embedded.
+    rewritten atomically when new texts were embedded.  Processes sharing a folder never see a
+    torn file, but the last writer wins (the others' new entries are embedded again next time).
     """
 
     def __init__(self, folder: str | os.PathLike, model_name: str):
@@ -87,7 +88,8 @@ class EmbeddingCache:
         from retrieval.store import atomic_write_bytes
         import io
 
-        keys = np.zeros(len(self._index), dtype="S20")
+        # one key per stored row (rows whose key was lost keep an empty key and are never found)
+        keys = np.zeros(len(self._vecs), dtype="S20")
         for k, i in self._index.items():
             keys[i] = k
         for path, arr in ((self.vecs_path, self._vecs), (self.keys_path, keys)):

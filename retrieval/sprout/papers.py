@@ -8,6 +8,7 @@ a space; empty for nodes of more than :data:`MAX_TEXT_CHUNKS` chunks, whose text
 from the leaves -- this keeps a table O(n) in text instead of O(n^2) for deep trees),
 ``char_start``/``char_end`` (leaves: the chunk's span in the paper text of
 :func:`retrieval.sprout.chunks.pages_to_text`; inner nodes: the hull), ``n_sentences``,
+``strength`` (the mutual attention at which the node was merged; ``inf`` for leaves),
 ``vector`` (the progressive embedding) and ``model_id`` (the model that built it; its folder is
 kept, so an older tree stays searchable with its own model until it is rebuilt).
 
@@ -41,7 +42,8 @@ def tree_schema(dim: int) -> pa.Schema:
         ("node_id", pa.int32()), ("doc_id", pa.string()), ("parent", pa.int32()),
         ("children", pa.list_(pa.int32())), ("depth", pa.int32()), ("chunk_ids", pa.list_(pa.int32())),
         ("pages", pa.list_(pa.int32())), ("text", pa.string()), ("char_start", pa.int64()),
-        ("char_end", pa.int64()), ("n_sentences", pa.int32()), ("vector", pa.list_(pa.float32(), dim)),
+        ("char_end", pa.int64()), ("n_sentences", pa.int32()), ("strength", pa.float64()),
+        ("vector", pa.list_(pa.float32(), dim)),
         ("model_id", pa.string()),
     ])
 
@@ -86,7 +88,9 @@ def tree_rows(doc_id: str, model_id: str, tree: Tree, chunks: Sequence[Chunk]) -
             "pages": sorted({p for c in ids for p in chunks[c].pages}),
             "text": " ".join(chunks[c].text for c in ids) if len(ids) <= MAX_TEXT_CHUNKS else "",
             "char_start": min(chunks[c].start for c in ids), "char_end": max(chunks[c].end for c in ids),
-            "n_sentences": int(tree.weight[v]), "vector": tree.vectors[v].astype(np.float32).tolist(),
+            "n_sentences": int(tree.weight[v]),
+            "strength": float(tree.strength[v]) if tree.strength is not None else float("inf"),
+            "vector": tree.vectors[v].astype(np.float32).tolist(),
             "model_id": model_id,
         })
     return rows
@@ -167,7 +171,8 @@ def read_paper_tree(store, doc_id: str) -> PaperTree:
     n = (n_nodes + 1) // 2
     merges = np.array([data["children"][v] for v in range(n, n_nodes)], dtype=np.int64).reshape(-1, 2)
     vectors = np.array(data["vector"], dtype=np.float32)
-    tree = tree_from_merges(merges, vectors[:n], np.array(data["n_sentences"][:n], dtype=np.float64))
+    tree = tree_from_merges(merges, vectors[:n], np.array(data["n_sentences"][:n], dtype=np.float64),
+                            np.array(data["strength"][n:], dtype=np.float64))
     tree.vectors = vectors  # the stored progressive vectors (identical up to float rounding)
     paper = PaperTree(doc_id, data["model_id"][0], tree, data["text"][:n],
                       [tuple(p) for p in data["pages"][:n]],
