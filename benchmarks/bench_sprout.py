@@ -191,6 +191,7 @@ def main() -> None:
     ap.add_argument("--skip-token", action="store_true", help="leave out the token-level variant (slow)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--out", type=Path, default=None, help="write every number as JSON here")
+    ap.add_argument("--save-model", type=Path, default=None, help="save the model trained here (reuse with --model)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
     cache = args.cache
@@ -198,7 +199,8 @@ def main() -> None:
     emb_cache = cache / "embeddings"
     report: dict = {"config": vars(args) | {"data": str(args.data), "cache": str(cache),
                                             "model": str(args.model) if args.model else None,
-                                            "out": str(args.out) if args.out else None}}
+                                            "out": str(args.out) if args.out else None,
+                                            "save_model": str(args.save_model) if args.save_model else None}}
 
     # 1. the model ------------------------------------------------------------------------
     from retrieval.embed import get_embedder
@@ -222,6 +224,10 @@ def main() -> None:
             seconds = time.perf_counter() - t0
         model = result.model
         model.config.model_id = "bench"
+        if args.save_model:
+            from retrieval.sprout.model import save_model
+
+            save_model(model, args.save_model)
         training = {"seconds": round(seconds, 1), "peak_rss_mb": round(mem.peak, 1),
                     "rss_before_mb": round(mem.start, 1), "source": "this run"}
     tr = model.config.training

@@ -105,3 +105,11 @@ def test_bad_params():
         SearchParams(rerank="bm25")
     with pytest.raises(ValueError):
         SearchParams(beam_width=0)
+
+
+def test_nodes_above_max_sentences_are_not_returned():
+    tree = _tree()
+    p = dict(tau=-2.0, beam_width=8, rerank="expected_ie")
+    assert [h.node for h in search_forest([tree], Q, SearchParams(**p), k=3)] == [tree.root]
+    hits = search_forest([tree], Q, SearchParams(max_sentences=2, **p), k=3)
+    assert hits and all(tree.weight[h.node] <= 2 for h in hits)

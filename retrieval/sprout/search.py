@@ -1,26 +1,33 @@
-"""Hierarchical beam search over SproutRAG trees, reranking, and the store-facing entry point.
+"""Hierarchical beam search over SproutRAG trees, reranking, and selection.
 
 For one query vector ``q`` and one tree:
 
 1. every node is scored by the cosine of ``q`` and its (normalised) progressive embedding;
-2. **beam search** from the root: at each level the children of the beam are scored and the
-   ``beam_width`` best kept; every node the search visits is a candidate when its score passes the
-   learned threshold ``tau`` (:func:`beam_search`);
-3. **rerank** and select at most ``k`` nodes, never a node together with one of its descendants
-   or ancestors (:func:`select`).  Two rerankers:
+2. **beam search** from the root: at each level the children of the beam are scored by that
+   cosine and the ``beam_width`` best kept; every node the search visits, at any level, is a
+   candidate (:func:`beam_search`);
+3. **threshold**: a candidate stays when its score passes the learned ``tau`` (and it has at most
+   ``max_sentences`` sentences: a node holding most of a long paper is no answer unit).  With the default
+   ``rerank="learned"`` the score is the learned reranker's logit (below); with the other
+   rerankers it is the node's cosine;
+4. **rerank and select** at most ``k`` nodes, never a node together with one of its descendants
+   or ancestors (:func:`_select`).  Rerankers:
 
-   * ``"cosine"``: the node's cosine, the plain reading of the method;
-   * ``"expected_ie"`` (default): each leaf gets a relevance probability from the learned
-     calibration ``sigmoid((cos(q, leaf) - tau) / tau_temperature)``; a node's expected number
-     of relevant sentences is the sum over its leaves, its cost its sentence count, and nodes are
-     picked greedily to maximise ``(expected relevant)^2 / (sentences returned)`` -- the expected
-     recall x precision of the whole answer set -- stopping when no candidate improves it.  This
-     is how candidates from different levels are compared: a big node wins only when most of it
-     is expected to be relevant.
+   * ``"learned"`` (default): the model's node scorer maps :func:`node_features` (the node's
+     cosine; its leaves' mean, max and min cosine; its size; scores relative to the best of the
+     search and to the document; what its parent and sibling add; its cohesion) to the logit of
+     the node's precision ``p``; nodes are picked greedily to maximise
+     ``(sum p * sentences)^2 / (sum sentences)`` -- the expected recall x precision of the whole
+     answer set -- stopping when no candidate raises it.  This is how candidates from different
+     levels are compared: a big node wins only when most of it is expected to be relevant, and a
+     query whose evidence is one node gets one node, not k;
+   * ``"expected_ie"`` / ``"leaf_expected_ie"``: the same greedy with ``p`` calibrated from the
+     node's own cosine, or summed over its leaves' calibrated cosines (no learned scorer);
+   * ``"cosine"``: the node's cosine, the plain reading of the method.
 
-Across many documents (:func:`search_forest`) each document is searched on its own (optionally
-only the ``route_docs`` documents whose best leaf scores highest, the "Layer 0" routing) and the
-candidates are merged before selection.
+Across many documents (:func:`search_forest`) each document is searched on its own -- by default
+only the ``route_docs`` documents whose best leaf scores highest (the "Layer 0" routing) -- and
+the candidates are merged before selection.
 """
 
 from __future__ import annotations
@@ -48,6 +55,7 @@ class SearchParams:
     route_docs: int | None = 8  # search only the best documents (by best leaf), None: all
     leaves_only: bool = False  # ablation: candidates are the leaves only, no tree
     fill_k: bool = False  # ablation: always return k nodes (no early stop of the expected-IE greedy)
+    max_sentences: int | None = 40  # nodes larger than this are traversed but never returned
 
     def __post_init__(self) -> None:
         if self.rerank not in RERANKERS:
@@ -245,14 +253,18 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
                       gate, rank))
     doc, node, score, expected, weight, lo, hi, gate, rank = (np.concatenate(c) for c in zip(*parts))
     greedy = params.rerank != "cosine"
-    passed = gate >= params.tau
+    # an answer unit must stay readable: huge nodes (a whole long paper) are never returned
+    size_ok = weight <= params.max_sentences if params.max_sentences else np.ones(len(weight), dtype=bool)
+    if not size_ok.any():
+        size_ok[:] = True
+    passed = (gate >= params.tau) & size_ok
     idx = np.flatnonzero(passed)
     chosen = [int(idx[i]) for i in _select(doc[idx], lo[idx], hi[idx], rank[idx], expected[idx], weight[idx],
                                            greedy, k, params.fill_k)]
     want = min(params.min_results, k)
     if len(chosen) < want:
         # nothing (or too little) passed tau: the best of the rest, by the same reranker, not nesting
-        rest = np.flatnonzero(~passed)
+        rest = np.flatnonzero(~passed & size_ok)
         keep = np.ones(len(rest), dtype=bool)
         for c in chosen:
             keep &= ~((doc[rest] == doc[c]) & (lo[rest] < hi[c]) & (lo[c] < hi[rest]))
