@@ -33,14 +33,13 @@ Example::
 
 from __future__ import annotations
 
-import os
-import tempfile
 from functools import lru_cache
 from pathlib import Path
 
 import pymupdf
 
 from retrieval.demo.papers import DEMO_PAPERS, DEMO_QUESTIONS, OUTLINE_SLUGS, PAPERS_BY_SLUG
+from retrieval.store import atomic_write_bytes
 from retrieval.render import Paper, RenderedPaper, normalize_text, render_paper_bytes
 
 __all__ = [
@@ -98,14 +97,7 @@ def build_demo_corpus(out_dir: Path | str) -> list[Path]:
         data, _ = _render(paper.slug)
         path = out / f"{paper.slug}.pdf"
         if not (path.is_file() and path.stat().st_size == len(data) and path.read_bytes() == data):
-            fd, tmp = tempfile.mkstemp(prefix=f".{paper.slug}.", suffix=".tmp", dir=out)
-            try:
-                with os.fdopen(fd, "wb") as fh:
-                    fh.write(data)
-                os.replace(tmp, path)
-            except BaseException:
-                Path(tmp).unlink(missing_ok=True)
-                raise
+            atomic_write_bytes(path, data)
         paths.append(path)
     return paths
 
