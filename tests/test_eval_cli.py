@@ -120,6 +120,35 @@ def test_eval_end_to_end_on_every_benchmark(bench, folders, tmp_path):
         assert all(0 < len(i["cited_papers"]) <= 5 for i in by["bm25"]["per_item"])
 
 
+@pytest.mark.parametrize("bench, systems", [
+    ("dragonball", ["sprout", "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-token"]),
+    ("qasper", ["sprout"]),
+])
+def test_eval_runs_sprout_with_a_model_folder(bench, systems, folders, tmp_path, monkeypatch):
+    """With VECTREE_SPROUT_MODEL set, every SproutRAG variant runs end to end (an untrained model:
+    the harness's wiring is under test here, the training has tests of its own)."""
+    import torch
+
+    from retrieval.sprout.model import SproutConfig, SproutModel, save_model
+
+    torch.manual_seed(0)
+    monkeypatch.setenv("VECTREE_SPROUT_MODEL",
+                       str(save_model(SproutModel(SproutConfig(model_id="eval-test")), tmp_path / "model")))
+    out = tmp_path / "results.json"
+    res = run_eval(bench, "--data", folders[bench], *_systems_args(systems), "--limit", 3, "--out", out,
+                   "--work", tmp_path / "work")
+    assert res.exit_code == 0, res.output
+    results = json.loads(out.read_text())
+    assert [r["system"] for r in results] == systems
+    for r in results:
+        assert r["status"] == "ok", (r["system"], r["notes"])
+        assert r["config"]["system"]["model_id"] == "eval-test"
+        m = r["metrics"]
+        keys = ("ie@1", "ie@3", "ie@5", "recall@5") if bench == "dragonball" else ("evidence_page_recall", "answer_f1")
+        for k in keys:
+            assert 0.0 <= m[k] <= 1.0, (r["system"], k)
+
+
 def test_layout_mismatch_exits_non_zero_and_names_the_file(folders, tmp_path):
     broken = tmp_path / "pubmedqa"
     shutil.copytree(folders["pubmedqa"], broken)

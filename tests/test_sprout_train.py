@@ -99,3 +99,34 @@ def test_load_refuses_a_different_base_encoder(trained, tmp_path, monkeypatch):
         load_model(folder)
     with pytest.raises(Exception, match="no SproutRAG model"):
         load_model(tmp_path / "empty")
+
+
+def test_reranker_reads_only_its_configured_features(tmp_path):
+    """A feature left out of ``scorer_features`` cannot move the score (in torch and in the numpy
+    copy used at query time), survives a save/load, and an unknown name is refused."""
+    from retrieval.sprout.model import NodeScorer, SproutConfig
+    from retrieval.sprout.search import FEATURE_NAMES
+
+    torch.manual_seed(0)
+    used = [f for f in FEATURE_NAMES if f != "node_cos"]
+    model = SproutModel(SproutConfig(scorer_features=used))
+    scorer = model.node_scorer
+    with torch.no_grad():
+        scorer.net[0].weight.normal_()  # a non-trivial function of every input column
+    feats = torch.randn(6, len(FEATURE_NAMES))
+    moved = feats.clone()
+    moved[:, FEATURE_NAMES.index("node_cos")] += 5.0
+    assert torch.allclose(scorer(feats), scorer(moved))
+    fn = scorer.numpy_fn()
+    np.testing.assert_allclose(fn(feats.numpy()), fn(moved.numpy()), rtol=1e-6)
+    np.testing.assert_allclose(fn(feats.numpy()), scorer(feats).detach().numpy(), rtol=1e-5, atol=1e-6)
+    # a used feature does move it
+    other = feats.clone()
+    other[:, FEATURE_NAMES.index("leaf_max_vs_best")] += 5.0
+    assert not torch.allclose(scorer(feats), scorer(other))
+
+    loaded = load_model(save_model(model, tmp_path / "m"), check_embedder=False)
+    assert loaded.config.scorer_features == used
+    assert torch.allclose(loaded.node_scorer(feats), scorer(feats))
+    with pytest.raises(ValueError, match="unknown reranker features"):
+        NodeScorer(use=["node_cos", "no_such_feature"])

@@ -124,7 +124,7 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
 
 # what `vectree eval` runs when no --system is given: the method and its published baselines
 DEFAULT_SYSTEMS = {
-    "paper_qa": ("vectree", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
+    "paper_qa": ("vectree", "sprout", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
     "routing": ("vectree", "vectree-bm25", "vectree-dense", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
     "sentences": ("sprout", "flat", "bm25", "dense-rag", "fixed-128", "reranked-dense-rag", "raptor",
                   "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-token"),

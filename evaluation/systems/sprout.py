@@ -11,8 +11,9 @@ node is the character spans of its chunks, which the sentence scorer counts.
   learned attention aggregation), its query adapter and its learned search parameters;
 * ``sprout-uniform``: the same model with uniform attention averaging (alpha = 0);
 * ``sprout-leaves``: the same model, leaf-only retrieval (no tree);
-* ``sprout-embtree``: a tree from MiniLM embedding similarity instead of attention (plain
-  MiniLM vectors and query, the model's search parameters);
+* ``sprout-embtree``: the tree's structure from the cosine of MiniLM chunk embeddings instead of
+  attention; everything else as ``sprout`` (contextual node vectors, query adapter, reranker), so
+  only the merge order differs;
 * ``sprout-token``: the token-level encoder of the reference (MiniLM's token attentions
   averaged into chunk-pair attention in 512-token windows), plain MiniLM vectors and query.
 
@@ -137,9 +138,10 @@ class SproutSystem(RetrieverSystem):
         if self.name == "sprout-uniform":
             return self.model.document_tree(x, para, weights, uniform_alpha=True).tree
         if self.name == "sprout-embtree":
+            h, _ = self.model.contextualise(x, para)
             sim = (x @ x.T).astype(np.float64)
             np.fill_diagonal(sim, -np.inf)  # the convention of mutual_attention: never with itself
-            return build_tree(sim, x, weights)
+            return build_tree(sim, h, weights)
         from retrieval.sprout.encoder import token_chunk_attention
 
         # (layers x heads, n, n) maps averaged uniformly, as the reference does
@@ -152,7 +154,7 @@ class SproutSystem(RetrieverSystem):
         if not picks:
             return []
         xq = self.ctx.embedder.encode_query(query)
-        qv = self.model.encode_query(xq) if self.name in ("sprout", "sprout-uniform", "sprout-leaves") else xq
+        qv = self.model.encode_query(xq) if self.name != "sprout-token" else xq
         # the model's own search: its learned threshold and reranker, whatever built the trees
         cands = self.model.search([self.trees[i] for i in picks], qv, k, params=self._params(),
                                   node_units=[self.units[i] for i in picks])

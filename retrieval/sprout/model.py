@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from .encoder import EncoderConfig, SproutEncoder, aggregate_attention
-from .search import N_FEATURES, Candidate, SearchParams, search_forest
+from .search import FEATURE_NAMES, N_FEATURES, Candidate, SearchParams, search_forest
 from .tree import Tree, build_tree, mutual_attention
 
 FORMAT_VERSION = 1
@@ -49,6 +49,8 @@ class SproutConfig:
     search: SearchParams = field(default_factory=SearchParams)
     max_window_chunks: int = 2048  # longer documents are encoded in consecutive windows
     scorer_hidden: int = 32  # the learned reranker's hidden width
+    # the node features the reranker reads (names from search.FEATURE_NAMES); default: all of them
+    scorer_features: list[str] = field(default_factory=lambda: list(FEATURE_NAMES))
     tau_init: float = 0.0  # on the reranker's logit scale
     tau_temperature_init: float = 1.0
     model_id: str = ""
@@ -84,23 +86,30 @@ class NodeScorer(nn.Module):
     """The learned reranker: node features (:func:`retrieval.sprout.search.node_features`) ->
     logit of the node's precision (the fraction of its sentences that answer the query)."""
 
-    def __init__(self, n_features: int = N_FEATURES, hidden: int = 32):
+    def __init__(self, n_features: int = N_FEATURES, hidden: int = 32, use: Sequence[str] | None = None):
         super().__init__()
+        unknown = set(use or ()) - set(FEATURE_NAMES)
+        if unknown:
+            raise ValueError(f"unknown reranker features {sorted(unknown)}; known: {', '.join(FEATURE_NAMES)}")
         self.register_buffer("feature_mean", torch.zeros(n_features))
         self.register_buffer("feature_std", torch.ones(n_features))
+        # features left out read as their mean: a fixed mask, not a weight (kept out of the state dict)
+        mask = torch.tensor([1.0 if use is None or f in use else 0.0 for f in FEATURE_NAMES])
+        self.register_buffer("feature_mask", mask, persistent=False)
         self.net = nn.Sequential(nn.Linear(n_features, hidden), nn.Tanh(), nn.Linear(hidden, 1))
 
     def forward(self, features: torch.Tensor) -> torch.Tensor:
-        return self.net((features - self.feature_mean) / self.feature_std).squeeze(-1)
+        return self.net((features - self.feature_mean) / self.feature_std * self.feature_mask).squeeze(-1)
 
     def numpy_fn(self):
         """The same function in numpy (no torch call per document at query time)."""
         mean, std = self.feature_mean.numpy().copy(), self.feature_std.numpy().copy()
+        mask = self.feature_mask.numpy().copy()
         w1, b1 = self.net[0].weight.detach().numpy().T.copy(), self.net[0].bias.detach().numpy().copy()
         w2, b2 = self.net[2].weight.detach().numpy()[0].copy(), float(self.net[2].bias.detach()[0])
 
         def score(features: np.ndarray) -> np.ndarray:
-            return np.tanh(((features - mean) / std) @ w1 + b1) @ w2 + b2
+            return np.tanh(((features - mean) / std * mask) @ w1 + b1) @ w2 + b2
 
         return score
 
@@ -124,7 +133,7 @@ class SproutModel(nn.Module):
         self.query_adapter = nn.Linear(cfg.base_dim, cfg.base_dim)
         nn.init.zeros_(self.query_adapter.weight)
         nn.init.zeros_(self.query_adapter.bias)
-        self.node_scorer = NodeScorer(N_FEATURES, cfg.scorer_hidden)
+        self.node_scorer = NodeScorer(N_FEATURES, cfg.scorer_hidden, cfg.scorer_features)
         self._scorer_fn = None
 
     # ---- differentiable pieces (training) --------------------------------------------------
