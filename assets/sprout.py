@@ -12,6 +12,7 @@ them all.
 """
 
 
+import logging
 import time
 
 import dagster as dg
@@ -22,6 +23,20 @@ from .ingest import paper_pages
 from .partitions import MODEL, PAPER, papers_partitions
 
 GROUP = "sprout"
+
+
+# long steps report here as well as to the run's log, so the CLI can show them while it waits
+PROGRESS_LOGGER = "vectree.progress"
+
+
+def _progress(context: dg.AssetExecutionContext):
+    mirror = logging.getLogger(PROGRESS_LOGGER)
+
+    def log(message: str) -> None:
+        context.log.info(message)
+        mirror.info(message)
+
+    return log
 
 
 def _training_folder(store):
@@ -59,7 +74,8 @@ def sprout_training_set(context: dg.AssetExecutionContext, config: SproutTrainin
             "note": "run `vectree sprout train` (or materialise with config build: true) to build it",
         })
     started = time.perf_counter()
-    ts = build_training_set(config.data_dir or None, quick=config.quick, cache_dir=store.sprout_dir / "cache")
+    ts = build_training_set(config.data_dir or None, quick=config.quick, cache_dir=store.sprout_dir / "cache",
+                            log=_progress(context))
     ts.save(folder)
     summary = ts.summary()
     table = "| source/split | docs | queries | chunks |\n|---|---|---|---|\n" + "\n".join(
@@ -154,7 +170,7 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
         TrainConfig(seed=config.seed, threads=config.threads)
     if config.epochs:
         tc.epochs = config.epochs
-    result = train(ts.split("train"), ts.split("dev"), tc, log=context.log.info)
+    result = train(ts.split("train"), ts.split("dev"), tc, log=_progress(context))
     model = result.model
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     model.config.model_id = f"sprout-{stamp}-s{config.seed}{'-quick' if config.quick else ''}"

@@ -194,6 +194,9 @@ def main() -> None:
     ap.add_argument("--save-model", type=Path, default=None, help="save the model trained here (reuse with --model)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
+    from retrieval.threads import limit_blas_threads
+
+    limit_blas_threads()  # as the query service does (retrieval/threads.py)
     cache = args.cache
     cache.mkdir(parents=True, exist_ok=True)
     emb_cache = cache / "embeddings"

@@ -243,6 +243,9 @@ def run_benchmark(benchmark: str, data_dir: str | Path, systems: Sequence[str], 
     """
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
+    from retrieval.threads import limit_blas_threads
+
+    limit_blas_threads()  # latency as the service measures it (retrieval/threads.py)
     data_dir = Path(data_dir)
     files = validate_layout(benchmark, data_dir)
     hashes = data_hashes({rel: p for rel, p in files.items()})

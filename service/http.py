@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from agent.tools import Toolbox, ToolError
 from retrieval.store import DOC_ID_RE, Store
+from retrieval.threads import limit_blas_threads
 
 DocId = Annotated[str, Path(pattern=DOC_ID_RE.pattern, max_length=96, description="paper id")]
 NodeId = Annotated[str, Path(pattern=r"^n\d{1,6}$", description="section node id, e.g. n3")]
@@ -38,6 +39,7 @@ def _not_found(exc: ToolError) -> HTTPException:
 
 def create_app(store_root: str | os.PathLike, *, token: str | None = None) -> FastAPI:
     """The FastAPI app over one store.  ``token`` defaults to ``$VECTREE_API_TOKEN``; empty means none."""
+    limit_blas_threads()  # see retrieval/threads.py: BLAS threads slow the query encoder
     store = Store(store_root)
     toolbox = Toolbox(store)
     token = (token if token is not None else os.environ.get("VECTREE_API_TOKEN")) or None

@@ -14,6 +14,9 @@ from retrieval.store import Store
 
 def build_server(store_root: str | os.PathLike):
     """An ``MCPServer`` exposing the tools over the store at ``store_root``."""
+    from retrieval.threads import limit_blas_threads
+
+    limit_blas_threads()  # see retrieval/threads.py
     from mcp.server.mcpserver import Image, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
 

@@ -5,11 +5,13 @@ works from the library (`retrieve_in_paper`) and the CLI."""
 from __future__ import annotations
 
 import json
+import logging
 
 import dagster as dg
 import pytest
 from click.testing import CliRunner
 
+from assets.sprout import PROGRESS_LOGGER
 from retrieval.sprout.data import write_synthetic_training_data
 
 PAPERS = {
@@ -115,8 +117,28 @@ def trained_store(corpus, tmp_path_factory):
     root = tmp_path_factory.mktemp("sprout-trained")
     store, report, _ = run_ingest([str(corpus)], str(root), quiet=True)
     data = write_synthetic_training_data(tmp_path_factory.mktemp("syn"), n_questions=20, n_articles=8)
-    out = train_through_dagster(str(root), quick=True, data_dir=str(data), epochs=2)
-    return store, out
+    lines: list[str] = []
+    handler = logging.Handler(level=logging.INFO)
+    handler.emit = lambda record: lines.append(record.getMessage())
+    logger = logging.getLogger(PROGRESS_LOGGER)
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    try:
+        out = train_through_dagster(str(root), quick=True, data_dir=str(data), epochs=2)
+    finally:
+        logger.removeHandler(handler)
+    return store, dict(out, progress=lines)
+
+
+def test_training_reports_progress_while_it_runs(trained_store):
+    """The long steps (embedding the training set, each epoch) reach the progress logger the CLI's
+    status line listens to, in order."""
+    _, out = trained_store
+    lines = out["progress"]
+    first_set = next(i for i, m in enumerate(lines) if m.startswith("training set:"))
+    first_epoch = next(i for i, m in enumerate(lines) if "stage 1 epoch 1" in m)
+    assert first_set < first_epoch
+    assert any("stage 2" in m for m in lines[first_epoch:])
 
 
 def test_train_publishes_a_model_and_rebuilds_every_tree(trained_store):

@@ -130,3 +130,17 @@ def test_reranker_reads_only_its_configured_features(tmp_path):
     assert torch.allclose(loaded.node_scorer(feats), scorer(feats))
     with pytest.raises(ValueError, match="unknown reranker features"):
         NodeScorer(use=["node_cos", "no_such_feature"])
+
+
+def test_embedding_reports_progress_and_skips_cached_texts(tmp_path):
+    from retrieval.sprout.encoder import embed_texts
+
+    texts = [f"sentence number {i} about battery ageing" for i in range(7)]
+    calls = []
+    first = embed_texts(texts, cache_dir=tmp_path, progress=lambda d, t: calls.append((d, t)), batch=3)
+    assert calls == [(3, 7), (6, 7), (7, 7)]
+    calls.clear()
+    again = embed_texts(texts + ["one new sentence"], cache_dir=tmp_path, progress=lambda d, t: calls.append((d, t)),
+                        batch=3)
+    assert calls == []  # one text to embed is one batch: nothing to report
+    np.testing.assert_allclose(again[:7], first, atol=1e-6)

@@ -13,6 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from retrieval.config import load_settings, set_offline_model_env
+from retrieval.threads import limit_blas_threads
 
 console = Console(stderr=False)
 err = Console(stderr=True)
@@ -31,6 +32,7 @@ def main() -> None:
     """vectree: answers over your scientific PDFs, with the page each answer came from."""
     set_offline_model_env()
     os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+    limit_blas_threads()  # query latency: see retrieval/threads.py
 
 
 def run_ingest(paths: list[str], store_root: str | None, *, force: bool = False, quiet: bool = False):

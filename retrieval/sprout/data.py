@@ -21,6 +21,7 @@ independent of file order: HotpotQA questions go 45% ``train``, 15% ``dev`` (mod
 from __future__ import annotations
 
 import hashlib
+import time
 import json
 import os
 from dataclasses import asdict, dataclass, field
@@ -227,12 +228,14 @@ def file_sha256(path: Path) -> str:
 
 def build_training_set(data_dir: str | os.PathLike | None = None, *, quick: bool = False,
                        cache_dir: str | os.PathLike | None = None, embedder=None,
-                       max_docs: dict[str, int] | None = None) -> TrainingSet:
+                       max_docs: dict[str, int] | None = None,
+                       log: Callable[[str], None] | None = None) -> TrainingSet:
     """Read HotpotQA + QASPER, chunk, embed with MiniLM; HotpotQA ``test`` questions are dropped
     here so they can never reach training or model selection.
 
     ``quick``: a small subset (about 60 training and 20 dev documents per source) for a
     training run of about a minute.  ``max_docs``: ``{"<source>/<split>": n}`` caps, first by id.
+    ``log``: receives progress lines (documents read, chunks embedded so far, ETA).
     """
     from .encoder import embed_texts
 
@@ -251,7 +254,16 @@ def build_training_set(data_dir: str | os.PathLike | None = None, *, quick: bool
                 kept.append(d)
         docs = sorted(kept, key=lambda d: (d.source, d.key))
     texts = [t for d in docs for t in d.chunks]
-    vecs = embed_texts(texts, cache_dir=cache_dir, embedder=embedder)
+    if log:
+        log(f"training set: {len(docs)} documents, {len(texts):,} chunks to embed (cached ones are free)")
+    started = time.perf_counter()
+
+    def progress(done: int, total: int) -> None:
+        if log:
+            rate = done / max(time.perf_counter() - started, 1e-9)
+            log(f"embedding chunks: {done:,}/{total:,} (about {(total - done) / rate:.0f}s left)")
+
+    vecs = embed_texts(texts, cache_dir=cache_dir, embedder=embedder, progress=progress)
     qtexts = [q.text for d in docs for q in d.queries]
     qvecs = embed_texts(qtexts, cache_dir=cache_dir, embedder=embedder, queries=True)
     xs, xqs, i, j = [], [], 0, 0

@@ -26,7 +26,7 @@ import os
 import threading
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 import torch
@@ -102,15 +102,30 @@ _caches: dict[tuple[str, str], EmbeddingCache] = {}
 
 
 def embed_texts(texts: Sequence[str], *, cache_dir: str | os.PathLike | None = None, embedder=None,
-                queries: bool = False) -> np.ndarray:
-    """MiniLM embeddings (unit rows, float32) of ``texts``; with ``cache_dir``, through the cache."""
+                queries: bool = False, progress: Callable[[int, int], None] | None = None,
+                batch: int = 2048) -> np.ndarray:
+    """MiniLM embeddings (unit rows, float32) of ``texts``; with ``cache_dir``, through the cache.
+
+    ``progress(done, total)`` is called after each ``batch`` of texts that had to be embedded
+    (cache hits cost nothing and are not reported)."""
     from retrieval.embed import get_embedder
 
     embedder = embedder or get_embedder()
     encode = embedder.encode_queries if queries else embedder.encode_documents
     texts = list(texts)
+    def encode_all(todo: list[str]) -> np.ndarray:
+        if progress is None or len(todo) <= batch:
+            out = encode(todo)
+        else:
+            parts = []
+            for start in range(0, len(todo), batch):
+                parts.append(encode(todo[start:start + batch]))
+                progress(min(start + batch, len(todo)), len(todo))
+            out = np.concatenate(parts)
+        return out
+
     if cache_dir is None or not texts:
-        return encode(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
+        return encode_all(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
     name = embedder.info.name + ("#query" if queries else "")
     cache = _caches.get((str(cache_dir), name))
     if cache is None:
@@ -118,7 +133,7 @@ def embed_texts(texts: Sequence[str], *, cache_dir: str | os.PathLike | None = N
     rows, missing = cache.lookup(texts)
     if missing:
         todo = list(dict.fromkeys(texts[i] for i in missing))
-        cache.add(todo, encode(todo))
+        cache.add(todo, encode_all(todo))
         rows, missing = cache.lookup(texts)
     return np.stack([cache.get(r) for r in rows]).astype(np.float32)
 

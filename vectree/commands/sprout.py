@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 import click
@@ -79,6 +80,21 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
     return {"model": model, "trees": rebuilt, "failed": failed}
 
 
+class _StatusHandler(logging.Handler):
+    """Shows the latest progress line in a rich status spinner; when stderr is not a terminal
+    (a scheduled job's log), prints every line instead so the log keeps them."""
+
+    def __init__(self, status):
+        super().__init__(level=logging.INFO)
+        self.status = status
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        self.status.update(f"SproutRAG: {message}")
+        if not err.is_terminal:
+            err.print(message)
+
+
 def register(group: click.Group) -> None:
     @group.group()
     def sprout() -> None:
@@ -95,9 +111,19 @@ def register(group: click.Group) -> None:
     @click.option("--no-trees", is_flag=True, help="Train only; do not rebuild the papers' trees.")
     def train_cmd(store_root, quick, data_dir, epochs, seed, no_trees) -> None:
         """Build the training set, train the model (through Dagster), rebuild every paper's tree."""
-        with err.status("training SproutRAG (embedding the training set, then a few epochs)..."):
-            out = train_through_dagster(store_root, quick=quick, data_dir=data_dir, epochs=epochs, seed=seed,
-                                        rebuild_trees=not no_trees)
+        from assets.sprout import PROGRESS_LOGGER
+
+        with err.status("training SproutRAG (embedding the training set, then a few epochs)...") as status:
+            # each progress line of the assets replaces the status text (epochs, ETA of embedding)
+            handler = _StatusHandler(status)
+            logger = logging.getLogger(PROGRESS_LOGGER)
+            logger.addHandler(handler)
+            logger.setLevel(logging.INFO)
+            try:
+                out = train_through_dagster(store_root, quick=quick, data_dir=data_dir, epochs=epochs, seed=seed,
+                                            rebuild_trees=not no_trees)
+            finally:
+                logger.removeHandler(handler)
         model = out["model"]
         tr = model.config.training
         table = Table(title=f"SproutRAG model {model.config.model_id}")
