@@ -103,8 +103,11 @@ def write_tree_table(store, doc_id: str, rows: list[dict[str, Any]], dim: int) -
     folder = trees_dir(store)
     folder.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist(rows, schema=tree_schema(dim))
-    lancedb.connect(str(folder)).create_table(doc_id, data=table, mode="overwrite")
-    return tree_table_path(store, doc_id)
+    path = tree_table_path(store, doc_id)
+    # "overwrite" on a table that does not exist yet makes Lance log a WARN per paper
+    mode = "overwrite" if path.exists() else "create"
+    lancedb.connect(str(folder)).create_table(doc_id, data=table, mode=mode)
+    return path
 
 
 def build_paper_tree(store, doc_id: str, model: SproutModel, *, embedder=None) -> tuple[list[dict], dict]:
