@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from retrieval.passages import PassageCache
+from retrieval.passages import PassageCache, section_for_page
 from retrieval.store import Store, StoreError, validate_doc_id
 
 from .tokens import count_image_tokens, count_tokens
@@ -392,7 +392,7 @@ class Toolbox:
         titles = {n["node_id"]: n["title"] for n in self.tree(doc_id)}
         results = None
         if self.within_paper in ("auto", "sprout"):
-            results = self._sprout_within(doc_id, query, k, titles)
+            results = self._sprout_within(doc_id, query, k, titles, self.tree(doc_id))
         method = "sprout" if results is not None else "passages"
         if results is None:
             results = self._passages_within(doc_id, query, k, titles)
@@ -407,7 +407,7 @@ class Toolbox:
         return [{"page": h.page_no, "node_id": h.node_id, "section": titles.get(h.node_id),
                  "score": h.score, "snippet": _snippet(h.text, query)} for h in hits]
 
-    def _sprout_within(self, doc_id, query, k, titles):
+    def _sprout_within(self, doc_id, query, k, titles, nodes_of_tree):
         try:
             from retrieval.sprout.search import retrieve_in_paper
         except ImportError:
@@ -423,7 +423,10 @@ class Toolbox:
         out = []
         for n in nodes:
             pages = sorted(set(n.get("pages") or []))
-            out.append({"pages": pages, "page": pages[0] if pages else None, "score": round(float(n["score"]), 4),
+            # the verified section of its first page, so the agent can open the section like a passage's
+            node_id = section_for_page(nodes_of_tree, pages[0]) if pages else None
+            out.append({"pages": pages, "page": pages[0] if pages else None, "node_id": node_id,
+                        "section": titles.get(node_id), "score": round(float(n["score"]), 4),
                         "snippet": _snippet(n["text"], query), "sprout_node": n.get("node_id")})
         return out
 

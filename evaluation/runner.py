@@ -374,6 +374,7 @@ def _run_threads(benchmark, data_dir, systems, limit, seed, work_dir, hashes, pr
             system.close()
         if llm_note:
             notes.append(llm_note)
+        notes += system.notes()
         results.append(_record(benchmark, name, len(items), aggregate(task, items), items,
                                {**base_config, "system": system.config()}, hashes, time.perf_counter() - started,
                                "ok", notes, timing))

@@ -122,7 +122,7 @@ def test_eval_end_to_end_on_every_benchmark(bench, folders, tmp_path):
 
 @pytest.mark.parametrize("bench, systems", [
     ("dragonball", ["sprout", "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-token"]),
-    ("qasper", ["sprout"]),
+    ("qasper", ["vectree-sprout", "sprout"]),
 ])
 def test_eval_runs_sprout_with_a_model_folder(bench, systems, folders, tmp_path, monkeypatch):
     """With VECTREE_SPROUT_MODEL set, every SproutRAG variant runs end to end (an untrained model:
@@ -142,7 +142,12 @@ def test_eval_runs_sprout_with_a_model_folder(bench, systems, folders, tmp_path,
     assert [r["system"] for r in results] == systems
     for r in results:
         assert r["status"] == "ok", (r["system"], r["notes"])
-        assert r["config"]["system"]["model_id"] == "eval-test"
+        if r["system"] == "vectree-sprout":  # the agent over a store that got the model before ingest
+            assert r["config"]["system"]["within_paper"] == "sprout"
+            assert r["config"]["system"]["sprout_model_dir"] == str(tmp_path / "model")
+        else:
+            assert r["config"]["system"]["model_id"] == "eval-test"
+            assert any("SproutRAG model `eval-test`" in n for n in r["notes"])  # the report names the model
         m = r["metrics"]
         keys = ("ie@1", "ie@3", "ie@5", "recall@5") if bench == "dragonball" else ("evidence_page_recall", "answer_f1")
         for k in keys:

@@ -220,3 +220,24 @@ def test_retrieve_in_paper_and_cli(trained_store):
     assert 1 <= len(parsed) <= 2 and parsed[0]["doc_id"] == doc_id
     res = CliRunner().invoke(main, ["sprout", "retrieve", "carbon coating", "--store", str(store.root)])
     assert res.exit_code == 0 and "SproutRAG" in res.output
+
+
+def test_search_within_paper_uses_sprout_nodes_once_a_model_exists(trained_store, store_without_model):
+    """The agent's Layer 1 passage tool: SproutRAG nodes (with pages and the verified section of
+    their first page) when the store has a model, plain passages otherwise or when asked."""
+    from agent.tools import Toolbox
+
+    store, _ = trained_store
+    doc_id = {r["source_path"].rsplit("/", 1)[-1]: r["doc_id"] for r in store.papers()}["anode.pdf"]
+    query = "why does the capacity of silicon anodes fade?"
+    res = Toolbox(store).search_within_paper(doc_id, query, k=3).data
+    assert res["method"] == "sprout" and 1 <= len(res["results"]) <= 3
+    section_ids = {n["node_id"] for n in Toolbox(store).tree(doc_id)}
+    for hit in res["results"]:
+        assert hit["pages"] and hit["page"] == hit["pages"][0] and hit["snippet"]
+        assert hit["sprout_node"] is not None
+        assert hit["node_id"] is None or hit["node_id"] in section_ids
+    assert Toolbox(store, within_paper="passages").search_within_paper(doc_id, query, k=3).data["method"] == "passages"
+    plain = store_without_model
+    other = plain.papers()[0]["doc_id"]
+    assert Toolbox(plain).search_within_paper(other, query, k=3).data["method"] == "passages"

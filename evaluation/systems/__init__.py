@@ -8,6 +8,7 @@ as not run, with the reason).  ``systems_for(task)`` lists the names that apply.
 name                 what                                                           tasks
 ===================  =============================================================  ===========
 vectree              paper QA: the agent; routing / synthesis: Layer 0 hybrid       qa, r, syn
+vectree-sprout       paper QA: the agent, SproutRAG nodes in search_within_paper    qa
 vectree-bm25         Layer 0 search, BM25 alone                                     r, syn
 vectree-dense        Layer 0 search, dense alone                                    r, syn
 bm25                 Tantivy BM25 over fixed 256-token chunks                       all
@@ -49,6 +50,12 @@ def _agent_or_layer0(task: str) -> System:
     from .vectree import Layer0System, VectreeAgentSystem
 
     return VectreeAgentSystem() if task == "paper_qa" else Layer0System("vectree")
+
+
+def _agent(name):
+    from .vectree import VectreeAgentSystem
+
+    return VectreeAgentSystem(name)
 
 
 def _layer0(name):
@@ -107,6 +114,8 @@ ALL = ("paper_qa", "routing", "sentences", "synthesis")
 REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
     SystemSpec("vectree", ("paper_qa", "routing", "synthesis"), _agent_or_layer0,
                "the agent (paper QA) / Layer 0 hybrid search (routing, synthesis)"),
+    SystemSpec("vectree-sprout", ("paper_qa",), lambda task: _agent("vectree-sprout"),
+               "the agent with SproutRAG nodes in search_within_paper"),
     SystemSpec("vectree-bm25", ("routing", "synthesis"), _layer0("vectree-bm25"), "Layer 0 search, BM25 alone"),
     SystemSpec("vectree-dense", ("routing", "synthesis"), _layer0("vectree-dense"), "Layer 0 search, dense alone"),
     SystemSpec("bm25", ALL, _bm25, "Tantivy BM25 over fixed 256-token chunks"),
@@ -124,7 +133,7 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
 
 # what `vectree eval` runs when no --system is given: the method and its published baselines
 DEFAULT_SYSTEMS = {
-    "paper_qa": ("vectree", "sprout", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
+    "paper_qa": ("vectree", "vectree-sprout", "sprout", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
     "routing": ("vectree", "vectree-bm25", "vectree-dense", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
     "sentences": ("sprout", "flat", "bm25", "dense-rag", "fixed-128", "reranked-dense-rag", "raptor",
                   "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-token"),

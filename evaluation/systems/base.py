@@ -184,6 +184,11 @@ class System:
     def config(self) -> dict[str, Any]:
         return {"description": self.description}
 
+    def notes(self) -> list[str]:
+        """Lines for the report under the benchmark's table (what a reader needs to reproduce the
+        row, e.g. which trained model produced it); identical lines of several systems show once."""
+        return []
+
     def prepare(self, benchmark, ctx: RunContext, docs: Sequence[Doc]) -> None:
         """Index the corpus.  ``docs`` is the benchmark's corpus as :class:`Doc` objects."""
 

@@ -93,6 +93,18 @@ class SproutSystem(RetrieverSystem):
             cfg["search"] = self._params().to_dict()
         return cfg
 
+    def notes(self) -> list[str]:
+        if self.model is None:
+            return []
+        cfg = self.model.config
+        tr = cfg.training or {}
+        before = (tr.get("dev_before") or {}).get("mean_ie")
+        after = (tr.get("dev_best") or {}).get("mean_ie")
+        seed = (tr.get("train_config") or {}).get("seed", "?")
+        return [f"sprout*: SproutRAG model `{cfg.model_id}` ({self.model.n_parameters():,} parameters, base "
+                f"{cfg.base_encoder}; trained on the HotpotQA + QASPER train splits, seed {seed}, dev IE "
+                f"{before} -> {after}, best epoch {tr.get('best_epoch')})"]
+
     def _params(self):
         overrides = {"leaves_only": True} if self.name == "sprout-leaves" else {}
         return self.model.search_params(**overrides)

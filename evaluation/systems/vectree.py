@@ -32,9 +32,21 @@ MODES = {"vectree": "hybrid", "vectree-bm25": "bm25", "vectree-dense": "dense"}
 
 # ---- the agent ------------------------------------------------------------------------------
 class VectreeAgentSystem(System):
+    """``within_paper`` is the Toolbox's ``search_within_paper`` mode: ``"passages"`` for
+    ``vectree`` (its store has no SproutRAG model), ``"sprout"`` for ``vectree-sprout``, whose
+    store gets the SproutRAG model before ingest, so the pipeline builds every paper's tree."""
+
     name = "vectree"
     description = "vectree agent (offline navigator, or the LLM agent when configured) over the ingested PDFs"
     tasks = ("paper_qa",)
+
+    def __init__(self, name: str = "vectree"):
+        self.name = name
+        self.within_paper = "sprout" if name == "vectree-sprout" else "passages"
+        self.model_dir: str | None = None
+        if self.within_paper == "sprout":
+            self.description = ("vectree agent with SproutRAG nodes in search_within_paper "
+                                "(the model of VECTREE_SPROUT_MODEL or the store's live one)")
 
     def unavailable(self) -> str | None:
         try:
@@ -42,6 +54,13 @@ class VectreeAgentSystem(System):
             import agent.tools  # noqa: F401
         except Exception as exc:  # noqa: BLE001 - any import failure: the agent is not built here
             return f"the agent is not importable ({type(exc).__name__}: {exc})"
+        if self.within_paper == "sprout":
+            from .sprout import find_model_dir
+
+            self.model_dir = find_model_dir()
+            if not self.model_dir:
+                return ("no trained SproutRAG model: set VECTREE_SPROUT_MODEL to a model folder "
+                        "or train one into the store (`vectree sprout train`)")
         return None
 
     def config(self) -> dict[str, Any]:
@@ -50,7 +69,8 @@ class VectreeAgentSystem(System):
         settings = load_settings()
         return {"description": self.description, "agent": "llm" if settings.llm_configured else "offline",
                 "llm_model": settings.llm_model if settings.llm_configured else None,
-                "pipeline": "vectree.cli.run_ingest (Dagster, in-process)"}
+                "pipeline": "vectree.cli.run_ingest (Dagster, in-process)", "within_paper": self.within_paper,
+                "sprout_model_dir": self.model_dir}
 
     def prepare(self, benchmark, ctx, docs: Sequence[Doc]) -> None:
         from agent.tools import Toolbox
@@ -69,7 +89,16 @@ class VectreeAgentSystem(System):
                 except OSError:
                     link.write_bytes(Path(src.pdf).read_bytes())
             wanted[pid] = link
-        store, report, _ = run_ingest([str(corpus)], str(Path(ctx.work_dir) / "vectree-store"), quiet=True)
+        store_root = Path(ctx.work_dir) / f"{self.name}-store"
+        if self.model_dir:
+            # published before ingest, so the pipeline's sprout_tree asset builds every paper's tree
+            from retrieval.sprout.model import load_model, publish_model
+            from retrieval.store import Store
+
+            model = load_model(self.model_dir)
+            model.config.model_id = model.config.model_id or "eval"
+            publish_model(Store(store_root), model)
+        store, report, _ = run_ingest([str(corpus)], str(store_root), quiet=True)
         if report.failed_runs:
             raise NotAvailable(f"ingest failed for {sorted(report.failed_runs)}")
         by_path: dict[str, str] = {}
@@ -85,7 +114,7 @@ class VectreeAgentSystem(System):
                 raise NotAvailable(f"the ingested store has no paper for {link}")
             self.doc_ids[pid] = doc_id
         self.store = store
-        self.toolbox = Toolbox(store)
+        self.toolbox = Toolbox(store, within_paper=self.within_paper)
 
     def answer_paper(self, question, doc: Doc) -> PaperAnswer:
         from agent.ask import ask
