@@ -389,10 +389,11 @@ class Toolbox:
 
     def search_within_paper(self, doc_id: str, query: str, k: int = 5) -> ToolResult:
         self.paper(doc_id)
-        titles = {n["node_id"]: n["title"] for n in self.tree(doc_id)}
+        sections = self.tree(doc_id)
+        titles = {n["node_id"]: n["title"] for n in sections}
         results = None
         if self.within_paper in ("auto", "sprout"):
-            results = self._sprout_within(doc_id, query, k, titles, self.tree(doc_id))
+            results = self._sprout_within(doc_id, query, k, titles, sections)
         method = "sprout" if results is not None else "passages"
         if results is None:
             results = self._passages_within(doc_id, query, k, titles)
@@ -407,7 +408,7 @@ class Toolbox:
         return [{"page": h.page_no, "node_id": h.node_id, "section": titles.get(h.node_id),
                  "score": h.score, "snippet": _snippet(h.text, query)} for h in hits]
 
-    def _sprout_within(self, doc_id, query, k, titles, nodes_of_tree):
+    def _sprout_within(self, doc_id, query, k, titles, sections):
         try:
             from retrieval.sprout.search import retrieve_in_paper
         except ImportError:
@@ -424,7 +425,7 @@ class Toolbox:
         for n in nodes:
             pages = sorted(set(n.get("pages") or []))
             # the verified section of its first page, so the agent can open the section like a passage's
-            node_id = section_for_page(nodes_of_tree, pages[0]) if pages else None
+            node_id = section_for_page(sections, pages[0]) if pages else None
             out.append({"pages": pages, "page": pages[0] if pages else None, "node_id": node_id,
                         "section": titles.get(node_id), "score": round(float(n["score"]), 4),
                         "snippet": _snippet(n["text"], query), "sprout_node": n.get("node_id")})

@@ -3,7 +3,7 @@
 On a small machine, numpy's BLAS pool and torch's OpenMP pool fight over the same cores: after
 a BLAS call its threads keep spinning for a while, so the next torch call (MiniLM encoding the
 query) waits for them.  Measured here on 2 cores (``benchmarks/bench_sprout.py``): a SproutRAG
-query took about 100 ms p50 with both pools at 2 threads and 10-15 ms with BLAS at 1 thread.
+query took 103-112 ms p50 with both pools at 2 threads and 8-15 ms with BLAS at 1 thread.
 The query path's BLAS work is a handful of small matrix-vector products, which gain nothing
 from threads, so every process that answers queries caps BLAS at one thread; torch keeps its
 own setting (``torch.set_num_threads``) for the encoder.

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
+import ast
+import os
 import subprocess
 import sys
 import textwrap
 
 
 def _blas_threads_after(code: str, env_value: str | None) -> list[int]:
-    import os
-
     env = dict(os.environ)
     env.pop("VECTREE_BLAS_THREADS", None)
     env["OPENBLAS_NUM_THREADS"] = "2"  # the pool starts at 2 threads however many cores CI has
@@ -21,7 +21,7 @@ def _blas_threads_after(code: str, env_value: str | None) -> list[int]:
         print([i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"])
     """)
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env, check=True)
-    return eval(out.stdout.strip().splitlines()[-1])
+    return ast.literal_eval(out.stdout.strip().splitlines()[-1])
 
 
 def test_limit_caps_blas_at_one_thread_by_default():
@@ -40,6 +40,6 @@ def test_limit_follows_the_environment_and_zero_leaves_blas_alone():
 
 def test_the_service_applies_it():
     code = ("import tempfile; from service.http import create_app; "
-            "from retrieval.store import Store; create_app(tempfile.mkdtemp())")
+            "create_app(tempfile.mkdtemp())")
     threads = _blas_threads_after(code, None)
     assert threads and all(n == 1 for n in threads)

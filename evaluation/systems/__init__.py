@@ -53,9 +53,11 @@ def _agent_or_layer0(task: str) -> System:
 
 
 def _agent(name):
-    from .vectree import VectreeAgentSystem
+    def make(task):
+        from .vectree import VectreeAgentSystem
 
-    return VectreeAgentSystem(name)
+        return VectreeAgentSystem(name)
+    return make
 
 
 def _layer0(name):
@@ -114,7 +116,7 @@ ALL = ("paper_qa", "routing", "sentences", "synthesis")
 REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
     SystemSpec("vectree", ("paper_qa", "routing", "synthesis"), _agent_or_layer0,
                "the agent (paper QA) / Layer 0 hybrid search (routing, synthesis)"),
-    SystemSpec("vectree-sprout", ("paper_qa",), lambda task: _agent("vectree-sprout"),
+    SystemSpec("vectree-sprout", ("paper_qa",), _agent("vectree-sprout"),
                "the agent with SproutRAG nodes in search_within_paper"),
     SystemSpec("vectree-bm25", ("routing", "synthesis"), _layer0("vectree-bm25"), "Layer 0 search, BM25 alone"),
     SystemSpec("vectree-dense", ("routing", "synthesis"), _layer0("vectree-dense"), "Layer 0 search, dense alone"),

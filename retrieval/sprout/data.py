@@ -254,12 +254,12 @@ def build_training_set(data_dir: str | os.PathLike | None = None, *, quick: bool
                 kept.append(d)
         docs = sorted(kept, key=lambda d: (d.source, d.key))
     texts = [t for d in docs for t in d.chunks]
+    progress = None
     if log:
         log(f"training set: {len(docs)} documents, {len(texts):,} chunks to embed (cached ones are free)")
-    started = time.perf_counter()
+        started = time.perf_counter()
 
-    def progress(done: int, total: int) -> None:
-        if log:
+        def progress(done: int, total: int) -> None:
             rate = done / max(time.perf_counter() - started, 1e-9)
             log(f"embedding chunks: {done:,}/{total:,} (about {(total - done) / rate:.0f}s left)")
 

@@ -113,16 +113,15 @@ def embed_texts(texts: Sequence[str], *, cache_dir: str | os.PathLike | None = N
     embedder = embedder or get_embedder()
     encode = embedder.encode_queries if queries else embedder.encode_documents
     texts = list(texts)
+
     def encode_all(todo: list[str]) -> np.ndarray:
         if progress is None or len(todo) <= batch:
-            out = encode(todo)
-        else:
-            parts = []
-            for start in range(0, len(todo), batch):
-                parts.append(encode(todo[start:start + batch]))
-                progress(min(start + batch, len(todo)), len(todo))
-            out = np.concatenate(parts)
-        return out
+            return encode(todo)
+        parts = []
+        for start in range(0, len(todo), batch):
+            parts.append(encode(todo[start:start + batch]))
+            progress(min(start + batch, len(todo)), len(todo))
+        return np.concatenate(parts)
 
     if cache_dir is None or not texts:
         return encode_all(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
