@@ -3,9 +3,9 @@
     .venv/bin/python benchmarks/bench_eval.py [--data ../shared/data] [--benchmark NAME ...]
         [--system NAME ...] [--limit N] [--seed 0] [--out docs/eval]
 
-For each benchmark it runs the benchmark's standard systems (``evaluation.systems.DEFAULT_SYSTEMS``:
+For each benchmark it runs the benchmark's standard systems (``vectree.evaluation.systems.DEFAULT_SYSTEMS``:
 the method, its published baselines, and for the sentence benchmarks the SproutRAG ablations)
-through :func:`evaluation.runner.run_benchmark` -- the same code as ``vectree eval`` -- writes
+through :func:`vectree.evaluation.runner.run_benchmark` -- the same code as ``vectree eval`` -- writes
 ``<out>/results/<benchmark>.json``, then one report ``<out>/report.md`` with a table per
 benchmark and the plots ``<out>/<benchmark>-{pr,latency,tokens}.png``, and prints the tables.
 ``--benchmark`` / ``--system`` restrict the run; results of benchmarks not re-run this time are
@@ -26,11 +26,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from evaluation.layouts import BENCHMARKS  # noqa: E402
-from evaluation.loaders import TASK_OF  # noqa: E402
-from evaluation.report import benchmark_table, load_results, write_report  # noqa: E402
-from evaluation.runner import aggregate, run_benchmark  # noqa: E402
-from evaluation.systems import DEFAULT_SYSTEMS, REGISTRY  # noqa: E402
+from vectree.evaluation.layouts import BENCHMARKS  # noqa: E402
+from vectree.evaluation.loaders import TASK_OF  # noqa: E402
+from vectree.evaluation.report import benchmark_table, load_results, write_report  # noqa: E402
+from vectree.evaluation.runner import aggregate, run_benchmark  # noqa: E402
+from vectree.evaluation.systems import DEFAULT_SYSTEMS, REGISTRY  # noqa: E402
 
 INTRO = """\
 Every system answers the same questions with the same cutoffs and the same token rule; the
@@ -53,9 +53,9 @@ HELDOUT = "hotpotqa-heldout"
 
 def hotpotqa_heldout(results: list[dict]) -> list[dict]:
     """HotpotQA again, on the questions SproutRAG never trained on nor selected with (the ``test``
-    split of :func:`retrieval.sprout.data.hotpotqa_split`): the fair table for a learned retriever."""
+    split of :func:`vectree.retrieval.sprout.data.hotpotqa_split`): the fair table for a learned retriever."""
     try:
-        from retrieval.sprout.data import hotpotqa_split
+        from vectree.retrieval.sprout.data import hotpotqa_split
     except ImportError:
         return []
     out = []
@@ -67,7 +67,7 @@ def hotpotqa_heldout(results: list[dict]) -> list[dict]:
         config = dict(r["config"], n_questions=len(items))
         out.append(dict(r, benchmark=HELDOUT, n=len(items), metrics=aggregate("sentences", items), per_item=items,
                         config=config, notes=r["notes"] + [
-                            "questions with retrieval.sprout.data.hotpotqa_split(id) == 'test' only: never used to "
+                            "questions with vectree.retrieval.sprout.data.hotpotqa_split(id) == 'test' only: never used to "
                             "train or select the SproutRAG model"]))
     return out
 

@@ -42,9 +42,9 @@ if mode == "raw":
                 pages += 1
     secs = time.perf_counter() - t
 elif mode == "paper_pages":
-    from retrieval.corpus import scan, papers_in
-    from retrieval.ingest import ingest_paper
-    from retrieval.store import Store
+    from vectree.retrieval.corpus import scan, papers_in
+    from vectree.retrieval.ingest import ingest_paper
+    from vectree.retrieval.store import Store
     store = Store(tempfile.mkdtemp())
     groups = papers_in(scan([folder]))
     t = time.perf_counter()

@@ -38,13 +38,13 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from evaluation.pubmedqa import PubMedQADoc, load_pubmedqa  # noqa: E402
-from retrieval.embed import get_embedder  # noqa: E402
-from retrieval.search import DEFAULT_DENSE_WEIGHT, DEFAULT_FUSION, BuildReport, SearchIndex, build_index, fuse  # noqa: E402
-from retrieval.search.bm25 import BM25Index  # noqa: E402
-from retrieval.search.entries import Entry, paper_entry, section_entry  # noqa: E402
-from retrieval.search.index import _dir_bytes, encode_query  # noqa: E402
-from retrieval.search.vectors import VectorTable  # noqa: E402
+from vectree.evaluation.pubmedqa import PubMedQADoc, load_pubmedqa  # noqa: E402
+from vectree.retrieval.embed import get_embedder  # noqa: E402
+from vectree.retrieval.search import DEFAULT_DENSE_WEIGHT, DEFAULT_FUSION, BuildReport, SearchIndex, build_index, fuse  # noqa: E402
+from vectree.retrieval.search.bm25 import BM25Index  # noqa: E402
+from vectree.retrieval.search.entries import Entry, paper_entry, section_entry  # noqa: E402
+from vectree.retrieval.search.index import _dir_bytes, encode_query  # noqa: E402
+from vectree.retrieval.search.vectors import VectorTable  # noqa: E402
 
 WEIGHTS = [round(0.1 * i, 1) for i in range(11)]
 CANDIDATES = 100  # entries per backend, as the production search uses for k=10
@@ -88,8 +88,8 @@ def page_chunks(store, tokenizer, size: int = 256) -> list[Entry]:
 
 def store_footprint(store_root: str, work: Path, embedder) -> list[list]:
     """Compact entries vs 256-token passages of the full text, for an ingested store of PDFs."""
-    from retrieval.search.entries import store_entries
-    from retrieval.store import Store
+    from vectree.retrieval.search.entries import store_entries
+    from vectree.retrieval.store import Store
 
     store = Store(store_root)
     entries = list(store_entries(store))

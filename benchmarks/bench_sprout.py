@@ -16,7 +16,7 @@ Systems (all with the same MiniLM, the same chunks where they use chunks, the sa
 * ``fixed-128``/``fixed-256``  top-k windows of 128 / 256 MiniLM tokens over the document text
 * ``paragraphs``        top-k paragraphs (newline-separated) by MiniLM cosine (an extra baseline)
 
-HotpotQA is evaluated on the ``test`` split of :func:`retrieval.sprout.data.hotpotqa_split`
+HotpotQA is evaluated on the ``test`` split of :func:`vectree.retrieval.sprout.data.hotpotqa_split`
 (never trained on, never used for model selection); each question searches its own ten
 paragraphs as one document.  DragonBall: every query searches every English document (108);
 queries without references are left out of IE (their returned sentence count is reported).
@@ -48,12 +48,12 @@ os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 
-from evaluation.datasets import load_dragonball, load_hotpotqa  # noqa: E402
-from evaluation.sentences import SentenceScorer, Unit, aggregate  # noqa: E402
-from retrieval.sprout.chunks import chunk_text  # noqa: E402
-from retrieval.sprout.data import hotpotqa_split  # noqa: E402
-from retrieval.sprout.encoder import embed_texts, token_chunk_attention  # noqa: E402
-from retrieval.sprout.tree import Tree, build_tree, mutual_attention  # noqa: E402
+from vectree.evaluation.datasets import load_dragonball, load_hotpotqa  # noqa: E402
+from vectree.evaluation.sentences import SentenceScorer, Unit, aggregate  # noqa: E402
+from vectree.retrieval.sprout.chunks import chunk_text  # noqa: E402
+from vectree.retrieval.sprout.data import hotpotqa_split  # noqa: E402
+from vectree.retrieval.sprout.encoder import embed_texts, token_chunk_attention  # noqa: E402
+from vectree.retrieval.sprout.tree import Tree, build_tree, mutual_attention  # noqa: E402
 
 KS = (1, 3, 5)
 LISTED = ["flat", "fixed-128", "fixed-256", "emb-tree", "uniform-alpha", "leaf-only", "token-tree"]
@@ -194,7 +194,7 @@ def main() -> None:
     ap.add_argument("--save-model", type=Path, default=None, help="save the model trained here (reuse with --model)")
     args = ap.parse_args()
     torch.set_num_threads(args.threads)
-    from retrieval.threads import limit_blas_threads
+    from vectree.retrieval.threads import limit_blas_threads
 
     limit_blas_threads()  # as the query service does (retrieval/threads.py)
     cache = args.cache
@@ -206,10 +206,10 @@ def main() -> None:
                                             "save_model": str(args.save_model) if args.save_model else None}}
 
     # 1. the model ------------------------------------------------------------------------
-    from retrieval.embed import get_embedder
-    from retrieval.sprout.data import build_training_set
-    from retrieval.sprout.model import load_model
-    from retrieval.sprout.train import TrainConfig, train
+    from vectree.retrieval.embed import get_embedder
+    from vectree.retrieval.sprout.data import build_training_set
+    from vectree.retrieval.sprout.model import load_model
+    from vectree.retrieval.sprout.train import TrainConfig, train
 
     embedder = get_embedder()
     training = {}
@@ -228,7 +228,7 @@ def main() -> None:
         model = result.model
         model.config.model_id = "bench"
         if args.save_model:
-            from retrieval.sprout.model import save_model
+            from vectree.retrieval.sprout.model import save_model
 
             save_model(model, args.save_model)
         training = {"seconds": round(seconds, 1), "peak_rss_mb": round(mem.peak, 1),
@@ -252,7 +252,7 @@ def main() -> None:
     token_alpha = None
     if not args.skip_token:
         log("token-level variant: fitting alpha on HotpotQA train documents")
-        from retrieval.sprout.data import hotpotqa_docs
+        from vectree.retrieval.sprout.data import hotpotqa_docs
 
         train_docs = [d for d in hotpotqa_docs(args.data) if d.split == "train"]
         train_docs = sorted(train_docs, key=lambda d: hashlib.sha256(d.key.encode()).hexdigest())[:40]

@@ -3,7 +3,7 @@
 On every PDF of ``../shared/data/pdfs`` that carries an embedded outline, the outline is the gold
 standard: the layout extractor runs with the outline hidden, and its headings are scored.
 
-Scoring (``retrieval.trees.evaluate``): a heading matches a gold entry when the titles are equal
+Scoring (``vectree.retrieval.trees.evaluate``): a heading matches a gold entry when the titles are equal
 after normalisation, with or without the section number; precision = matched / extracted, recall =
 matched / gold, page accuracy = matched headings on the gold page / matched.  Gold entries that
 are the paper's own title, or that are not printed as a heading anywhere in the text layer, are
@@ -31,10 +31,10 @@ sys.path.insert(0, str(REPO))
 from rich.console import Console  # noqa: E402
 from rich.table import Table  # noqa: E402
 
-from retrieval.pdf import parse_pdf  # noqa: E402
-from retrieval.trees.evaluate import outline_gold, printed_as_heading, score  # noqa: E402
-from retrieval.trees.offline import extract_offline  # noqa: E402
-from retrieval.trees.verify import prepare_pages, verify_entries  # noqa: E402
+from vectree.retrieval.pdf import parse_pdf  # noqa: E402
+from vectree.retrieval.trees.evaluate import outline_gold, printed_as_heading, score  # noqa: E402
+from vectree.retrieval.trees.offline import extract_offline  # noqa: E402
+from vectree.retrieval.trees.verify import prepare_pages, verify_entries  # noqa: E402
 
 TARGETS = {"precision": 0.8, "recall": 0.8, "verified": 0.9, "seconds": 1.0}
 def run_path(parsed, *, use_outline: bool) -> tuple[list[dict], float, float]:

@@ -6,11 +6,11 @@ import json
 
 import pytest
 
-from agent.navigator import OfflineNavigator
-from agent.tokens import count_tokens
-from agent.tools import TOOL_NAMES, Toolbox, ToolError, openai_tools, validate_arguments
-from retrieval.demo import DEMO_QUESTIONS, demo_headings, expected_pages
-from retrieval.trees.normalize import title_key
+from vectree.agent.navigator import OfflineNavigator
+from vectree.agent.tokens import count_tokens
+from vectree.agent.tools import TOOL_NAMES, Toolbox, ToolError, openai_tools, validate_arguments
+from vectree.retrieval.demo import DEMO_QUESTIONS, demo_headings, expected_pages
+from vectree.retrieval.trees.normalize import title_key
 
 
 @pytest.fixture(scope="module")

@@ -10,7 +10,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from evaluation.runner import LLM_METRICS, METRIC_KEYS
+from vectree.evaluation.runner import LLM_METRICS, METRIC_KEYS
 from tests.eval_folders import WRITERS
 
 CONTRACT = {"benchmark", "system", "n", "metrics", "per_item", "config", "data_sha256", "seconds"}
@@ -129,7 +129,7 @@ def test_eval_runs_sprout_with_a_model_folder(bench, systems, folders, tmp_path,
     the harness's wiring is under test here, the training has tests of its own)."""
     import torch
 
-    from retrieval.sprout.model import SproutConfig, SproutModel, save_model
+    from vectree.retrieval.sprout.model import SproutConfig, SproutModel, save_model
 
     torch.manual_seed(0)
     monkeypatch.setenv("VECTREE_SPROUT_MODEL",

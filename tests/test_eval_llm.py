@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from evaluation.runner import run_benchmark
+from vectree.evaluation.runner import run_benchmark
 from tests.eval_folders import write_pubmedqa, write_qasper_pdf, write_scholarqa_multi
 
 

@@ -8,8 +8,8 @@ import shutil
 import pymupdf
 import pytest
 
-from evaluation.layouts import LAYOUTS, LayoutError, data_hashes, validate_layout
-from evaluation.loaders import load_benchmark
+from vectree.evaluation.layouts import LAYOUTS, LayoutError, data_hashes, validate_layout
+from vectree.evaluation.loaders import load_benchmark
 from tests.eval_folders import TOPICS, WRITERS, write_qasper_pdf
 
 

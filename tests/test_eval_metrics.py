@@ -6,8 +6,8 @@ import math
 
 import pytest
 
-from evaluation import metrics as M
-from evaluation.runner import aggregate
+from vectree.evaluation import metrics as M
+from vectree.evaluation.runner import aggregate
 
 
 # ---- QASPER answers ---------------------------------------------------------------------------

@@ -6,10 +6,10 @@ import json
 
 import pytest
 
-from evaluation.datasets import (
+from vectree.evaluation.datasets import (
     DatasetLayoutError, load_dragonball, load_hotpotqa, matches_reference, normalise, token_f1,
 )
-from evaluation.sentences import SentenceScorer, Unit, aggregate, covered_sentences, score_units, split_sentences
+from vectree.evaluation.sentences import SentenceScorer, Unit, aggregate, covered_sentences, score_units, split_sentences
 
 
 def test_split_sentences_offsets_and_paragraphs():

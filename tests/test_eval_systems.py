@@ -8,16 +8,16 @@ import os
 import numpy as np
 import pytest
 
-from evaluation.sentences import split_sentences
-from evaluation.systems import REGISTRY, NotApplicable, UnknownSystem, make_system, systems_for
-from evaluation.systems.base import Doc, RunContext, SentenceReader, fixed_token_chunks, join_pages, top_k
+from vectree.evaluation.sentences import split_sentences
+from vectree.evaluation.systems import REGISTRY, NotApplicable, UnknownSystem, make_system, systems_for
+from vectree.evaluation.systems.base import Doc, RunContext, SentenceReader, fixed_token_chunks, join_pages, top_k
 from tests.eval_folders import TOPICS
 
 
 @pytest.fixture(scope="module")
 def ctx(tmp_path_factory):
-    from evaluation.embedcache import CachedEmbedder
-    from retrieval.embed import get_embedder
+    from vectree.evaluation.embedcache import CachedEmbedder
+    from vectree.retrieval.embed import get_embedder
 
     emb = CachedEmbedder(get_embedder(), tmp_path_factory.mktemp("cache"))
     docs = [Doc(f"d-{t}", text) for t, text in TOPICS.items()]
@@ -64,8 +64,8 @@ def test_bm25_scope_filter_and_ranking(ctx):
 
 
 def test_embedding_cache_returns_the_same_vectors_and_counts_hits(tmp_path):
-    from evaluation.embedcache import CachedEmbedder
-    from retrieval.embed import get_embedder
+    from vectree.evaluation.embedcache import CachedEmbedder
+    from vectree.retrieval.embed import get_embedder
 
     inner = get_embedder()
     cached = CachedEmbedder(inner, tmp_path)
@@ -91,7 +91,7 @@ def test_sentence_reader_answers_from_the_retrieved_units_only(ctx):
 
 
 def test_raptor_trees_are_seeded_and_summaries_are_source_sentences(ctx):
-    from evaluation.systems.raptor import RaptorSystem, cluster_nodes
+    from vectree.evaluation.systems.raptor import RaptorSystem, cluster_nodes
 
     rng = np.random.default_rng(0)
     vecs = np.vstack([rng.normal(0, 0.05, (6, 8)) + 1, rng.normal(0, 0.05, (6, 8)) - 1])
@@ -120,7 +120,7 @@ def test_raptor_trees_are_seeded_and_summaries_are_source_sentences(ctx):
 def test_sprout_variants_run_through_the_model_api(ctx, tmp_path, monkeypatch):
     import torch
 
-    from retrieval.sprout.model import SproutConfig, SproutModel, save_model
+    from vectree.retrieval.sprout.model import SproutConfig, SproutModel, save_model
 
     torch.manual_seed(0)
     model = SproutModel(SproutConfig(model_id="untrained-test"))

@@ -8,8 +8,8 @@ import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
 
-from retrieval.pdf import parse_pdf
-from retrieval.store import Store
+from vectree.retrieval.pdf import parse_pdf
+from vectree.retrieval.store import Store
 from tests import pdfmaker
 from vectree.cli import main, run_ingest
 
@@ -117,8 +117,7 @@ def test_failed_refresh_keeps_previous_artefacts(tmp_path, monkeypatch):
     # a second paper whose parser crashes hard half-way through the refresh
     pdfmaker.write_paper(corpus / "b.pdf", "Soil Moisture Retrieval from Radar", pdfmaker.GOOD_SECTIONS)
     pdfmaker.write_paper(corpus / "c.pdf", "River Ice Break-up Forecasting", pdfmaker.GOOD_SECTIONS)
-    import retrieval.ingest as ingest_mod
-
+    import vectree.retrieval.ingest as ingest_mod
     real_parse = ingest_mod.parse_pdf
 
     def crashing_parse(path, **kw):

@@ -15,7 +15,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from retrieval.demo import (
+from vectree.retrieval.demo import (
     DEMO_PAPERS,
     DEMO_QUESTIONS,
     OUTLINE_SLUGS,
@@ -24,7 +24,7 @@ from retrieval.demo import (
     expected_pages,
     render_demo_paper,
 )
-from retrieval.render import (
+from vectree.retrieval.render import (
     Figure,
     Paper,
     Section,

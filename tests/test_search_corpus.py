@@ -9,9 +9,9 @@ from pathlib import Path
 import pyarrow as pa
 import pytest
 
-from retrieval.search.entries import PAPER, SECTION, entries_for_paper, store_entries
-from retrieval.store import Store, atomic_write_parquet
-from retrieval.trees.schema import TREE_SCHEMA
+from vectree.retrieval.search.entries import PAPER, SECTION, entries_for_paper, store_entries
+from vectree.retrieval.store import Store, atomic_write_parquet
+from vectree.retrieval.trees.schema import TREE_SCHEMA
 
 
 # Each paper has its own vocabulary; "UNVERIFIED" sections carry a word found nowhere else

@@ -11,13 +11,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from retrieval.embed import EmbedderInfo, EmbedderMismatchError, get_embedder
-from retrieval.search import IndexNotBuiltError, SearchIndex, build_index, read_entries, update_index
-from retrieval.search import vectors as vectors_mod
-from retrieval.search.entries import Entry, store_entries
-from retrieval.search.index import _Snapshot, current_snapshot_id
-from retrieval.search.vectors import VectorTable
-from retrieval.store import atomic_write_parquet
+from vectree.retrieval.embed import EmbedderInfo, EmbedderMismatchError, get_embedder
+from vectree.retrieval.search import IndexNotBuiltError, SearchIndex, build_index, read_entries, update_index
+from vectree.retrieval.search import vectors as vectors_mod
+from vectree.retrieval.search.entries import Entry, store_entries
+from vectree.retrieval.search.index import _Snapshot, current_snapshot_id
+from vectree.retrieval.search.vectors import VectorTable
+from vectree.retrieval.store import atomic_write_parquet
 from tests.test_search_corpus import PAPERS, TREE_SCHEMA, make_store, papers_copy, tree_rows, write_catalog, write_paper
 
 LFP, SEI, PEROV, PEM, CORAL, PROT = list(PAPERS)

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from retrieval.embed import get_embedder
-from retrieval.search import SearchIndex, build_index, search
-from retrieval.search.bm25 import BM25Index, query_terms
-from retrieval.search.entries import paper_entry, section_entry
-from retrieval.search.fusion import RRF_K, fuse, minmax, rrf_scores, weighted_scores
+from vectree.retrieval.embed import get_embedder
+from vectree.retrieval.search import SearchIndex, build_index, search
+from vectree.retrieval.search.bm25 import BM25Index, query_terms
+from vectree.retrieval.search.entries import paper_entry, section_entry
+from vectree.retrieval.search.fusion import RRF_K, fuse, minmax, rrf_scores, weighted_scores
 from tests.test_search_corpus import PAPERS, make_store
 
 LFP, SEI, PEROV, PEM, CORAL, PROT = sorted(PAPERS, key=lambda d: list(PAPERS).index(d))

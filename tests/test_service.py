@@ -14,8 +14,8 @@ import httpx
 import pytest
 import uvicorn
 
-from retrieval.demo import DEMO_QUESTIONS, expected_pages
-from service.http import create_app
+from vectree.retrieval.demo import DEMO_QUESTIONS, expected_pages
+from vectree.service.http import create_app
 
 
 def _free_port() -> int:
@@ -47,7 +47,7 @@ class Served:
 @pytest.fixture(scope="module")
 def store_copy(demo_store, tmp_path_factory):
     """A private copy of the demo store, so the snapshot-swap test may publish into it."""
-    from retrieval.store import Store
+    from vectree.retrieval.store import Store
 
     root = tmp_path_factory.mktemp("served") / "store"
     shutil.copytree(demo_store.root, root)
@@ -127,7 +127,7 @@ def test_bearer_token(store_copy, paper):
 
 def test_new_snapshot_is_served_without_a_restart(client, store_copy, paper):
     """Publishing an index snapshot while serving: the next request sees it, none fails."""
-    from retrieval.search import build_index
+    from vectree.retrieval.search import build_index
 
     q, doc, _ = paper
     before = client.get("/health").json()["snapshot"]

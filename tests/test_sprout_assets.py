@@ -11,8 +11,8 @@ import dagster as dg
 import pytest
 from click.testing import CliRunner
 
-from assets.sprout import PROGRESS_LOGGER
-from retrieval.sprout.data import write_synthetic_training_data
+from vectree.assets.sprout import PROGRESS_LOGGER
+from vectree.retrieval.sprout.data import write_synthetic_training_data
 
 PAPERS = {
     "anode.pdf": [
@@ -67,7 +67,7 @@ def store_without_model(corpus, tmp_path_factory):
 
 
 def _latest(store, key, partition=None):
-    from pipelines.refresh import instance_for
+    from vectree.pipelines.refresh import instance_for
 
     flt = dg.AssetRecordsFilter(asset_key=dg.AssetKey(key), asset_partitions=[partition] if partition else None)
     records = instance_for(store).fetch_materializations(flt, limit=1, ascending=False).records
@@ -87,8 +87,8 @@ def test_ingest_does_not_train_and_skips_trees(store_without_model):
 
 
 def test_retrieval_without_a_model_says_how_to_get_one(store_without_model):
-    from retrieval.sprout.model import SproutUnavailableError
-    from retrieval.sprout.papers import retrieve_in_paper, sprout_available
+    from vectree.retrieval.sprout.model import SproutUnavailableError
+    from vectree.retrieval.sprout.papers import retrieve_in_paper, sprout_available
     from vectree.cli import main
 
     store = store_without_model
@@ -144,8 +144,8 @@ def test_training_reports_progress_while_it_runs(trained_store):
 def test_train_publishes_a_model_and_rebuilds_every_tree(trained_store):
     import lancedb
 
-    from retrieval.sprout.chunks import chunk_pages
-    from retrieval.sprout.model import current_model_dir
+    from vectree.retrieval.sprout.chunks import chunk_pages
+    from vectree.retrieval.sprout.model import current_model_dir
 
     store, out = trained_store
     folder = current_model_dir(store)
@@ -179,8 +179,8 @@ def test_train_publishes_a_model_and_rebuilds_every_tree(trained_store):
 
 
 def test_retrieve_in_paper_and_cli(trained_store):
-    from retrieval.sprout.papers import retrieve_in_paper, retrieve_papers, sprout_available
-    from retrieval.sprout.search import retrieve_in_paper as from_search
+    from vectree.retrieval.sprout.papers import retrieve_in_paper, retrieve_papers, sprout_available
+    from vectree.retrieval.sprout.search import retrieve_in_paper as from_search
     from vectree.cli import main
 
     store, _ = trained_store
@@ -198,9 +198,9 @@ def test_retrieve_in_paper_and_cli(trained_store):
     # the stored tree is the tree the model builds (structure, vectors, merge strengths)
     import numpy as np
 
-    from retrieval.sprout.chunks import chunk_pages
-    from retrieval.sprout.encoder import embed_texts
-    from retrieval.sprout.papers import model_for, read_paper_tree
+    from vectree.retrieval.sprout.chunks import chunk_pages
+    from vectree.retrieval.sprout.encoder import embed_texts
+    from vectree.retrieval.sprout.papers import model_for, read_paper_tree
 
     stored = read_paper_tree(store, doc_id).tree
     _, chunks = chunk_pages(store.read_page_texts(doc_id))
@@ -225,7 +225,7 @@ def test_retrieve_in_paper_and_cli(trained_store):
 def test_search_within_paper_uses_sprout_nodes_once_a_model_exists(trained_store, store_without_model):
     """The agent's Layer 1 passage tool: SproutRAG nodes (with pages and the verified section of
     their first page) when the store has a model, plain passages otherwise or when asked."""
-    from agent.tools import Toolbox
+    from vectree.agent.tools import Toolbox
 
     store, _ = trained_store
     doc_id = {r["source_path"].rsplit("/", 1)[-1]: r["doc_id"] for r in store.papers()}["anode.pdf"]

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval.sprout.search import (
+from vectree.retrieval.sprout.search import (
     SearchParams, beam_search, expected_relevant, leaf_probabilities, search_forest,
 )
-from retrieval.sprout.tree import tree_from_merges
+from vectree.retrieval.sprout.tree import tree_from_merges
 
 Q = np.array([1.0, 0.0])
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import torch
 
-from retrieval.sprout.data import TrainingSet, build_training_set, write_synthetic_training_data
-from retrieval.sprout.model import SproutModel, load_model, save_model
-from retrieval.sprout.train import TrainConfig, _doc_rerank_items, encoder_losses, rerank_losses, train
+from vectree.retrieval.sprout.data import TrainingSet, build_training_set, write_synthetic_training_data
+from vectree.retrieval.sprout.model import SproutModel, load_model, save_model
+from vectree.retrieval.sprout.train import TrainConfig, _doc_rerank_items, encoder_losses, rerank_losses, train
 
 CFG = dict(epochs=4, rerank_epochs=4, scorer_lr=3e-3, threads=1, seed=3)
 
@@ -91,7 +91,7 @@ def test_save_and_load_give_identical_retrieval(trained, training_set, tmp_path)
 
 
 def test_load_refuses_a_different_base_encoder(trained, tmp_path, monkeypatch):
-    from retrieval.embed import EmbedderMismatchError
+    from vectree.retrieval.embed import EmbedderMismatchError
 
     folder = save_model(trained.model, tmp_path / "m2")
     monkeypatch.setenv("VECTREE_EMBED_MODEL", "some-other-model")
@@ -104,8 +104,8 @@ def test_load_refuses_a_different_base_encoder(trained, tmp_path, monkeypatch):
 def test_reranker_reads_only_its_configured_features(tmp_path):
     """A feature left out of ``scorer_features`` cannot move the score (in torch and in the numpy
     copy used at query time), survives a save/load, and an unknown name is refused."""
-    from retrieval.sprout.model import NodeScorer, SproutConfig
-    from retrieval.sprout.search import FEATURE_NAMES
+    from vectree.retrieval.sprout.model import NodeScorer, SproutConfig
+    from vectree.retrieval.sprout.search import FEATURE_NAMES
 
     torch.manual_seed(0)
     used = [f for f in FEATURE_NAMES if f != "node_cos"]
@@ -133,7 +133,7 @@ def test_reranker_reads_only_its_configured_features(tmp_path):
 
 
 def test_embedding_reports_progress_and_skips_cached_texts(tmp_path):
-    from retrieval.sprout.encoder import embed_texts
+    from vectree.retrieval.sprout.encoder import embed_texts
 
     texts = [f"sentence number {i} about battery ageing" for i in range(7)]
     calls = []

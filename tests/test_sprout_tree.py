@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from retrieval.sprout.chunks import chunk_pages, chunk_text
-from retrieval.sprout.tree import (
+from vectree.retrieval.sprout.chunks import chunk_pages, chunk_text
+from vectree.retrieval.sprout.tree import (
     build_tree, greedy_single_linkage, mutual_attention, single_linkage, tree_from_merges,
 )
 

@@ -9,12 +9,12 @@ import dagster as dg
 import pytest
 from click.testing import CliRunner
 
-from assets.ingest import corpus_manifest, paper_pages
-from assets.partitions import papers_partitions
-from assets.trees import section_tree
-from pipelines.refresh import QUIET_RUN_CONFIG
-from pipelines.resources import VectreeStore
-from retrieval.trees.schema import TreeNode, check_invariants, indexable_nodes, read_tree
+from vectree.assets.ingest import corpus_manifest, paper_pages
+from vectree.assets.partitions import papers_partitions
+from vectree.assets.trees import section_tree
+from vectree.pipelines.refresh import QUIET_RUN_CONFIG
+from vectree.pipelines.resources import VectreeStore
+from vectree.retrieval.trees.schema import TreeNode, check_invariants, indexable_nodes, read_tree
 from tests import pdfmaker
 from tests.fake_openai import Reply, fake_openai  # noqa: F401  (the fixture)
 
@@ -107,9 +107,9 @@ def test_invariant_check_fails_with_error_on_a_broken_tree(corpus, monkeypatch):
     resource, instance, _, by_name = corpus
     doc_id = by_name["glacier"]
     store = resource.store
-    import assets.trees as trees_asset
-    from retrieval.trees.build import build_tree as real_build
-    from retrieval.trees.schema import write_tree
+    import vectree.assets.trees as trees_asset
+    from vectree.retrieval.trees.build import build_tree as real_build
+    from vectree.retrieval.trees.schema import write_tree
 
     def broken_build(store_, doc_id_, **kw):
         result = real_build(store_, doc_id_, **kw)

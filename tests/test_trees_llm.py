@@ -15,13 +15,13 @@ import socket
 import pymupdf
 import pytest
 
-from agent.llm import LLMAuthError, LLMClient, LLMResponseError, LLMUnavailable
-from retrieval.corpus import scan
-from retrieval.ingest import ingest_paper
-from retrieval.store import Store
-from retrieval.trees.build import build_tree
-from retrieval.trees.llm_extract import CHARS_PER_TOKEN, PROMPT_RESERVE_TOKENS, ExtractConfig, extract_sections, page_windows, parse_json_reply
-from retrieval.trees.schema import check_invariants, indexable_nodes, read_tree
+from vectree.agent.llm import LLMAuthError, LLMClient, LLMResponseError, LLMUnavailable
+from vectree.retrieval.corpus import scan
+from vectree.retrieval.ingest import ingest_paper
+from vectree.retrieval.store import Store
+from vectree.retrieval.trees.build import build_tree
+from vectree.retrieval.trees.llm_extract import CHARS_PER_TOKEN, PROMPT_RESERVE_TOKENS, ExtractConfig, extract_sections, page_windows, parse_json_reply
+from vectree.retrieval.trees.schema import check_invariants, indexable_nodes, read_tree
 from tests.fake_openai import Reply, fake_openai  # noqa: F401  (the fixture)
 
 TITLE = "Sodium Widget Dynamics in Practice"

@@ -7,12 +7,12 @@ import random
 import pyarrow.parquet as pq
 import pytest
 
-from retrieval.store import Store, StoreError
-from retrieval.trees.normalize import MatchText, normalize_text, title_key
-from retrieval.trees.schema import (
+from vectree.retrieval.store import Store, StoreError
+from vectree.retrieval.trees.normalize import MatchText, normalize_text, title_key
+from vectree.retrieval.trees.schema import (
     TREE_SCHEMA, assemble_tree, check_invariants, indexable_nodes, read_tree, tree_stats, write_tree,
 )
-from retrieval.trees.verify import parents_from_levels, verify_entries, verify_root
+from vectree.retrieval.trees.verify import parents_from_levels, verify_entries, verify_root
 
 PAGES = [
     "A Study of Things\nAbstract\nWe look at things.\n1 Introduction\nThings matter.",

@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from retrieval.config import load_settings, set_offline_model_env
-from retrieval.threads import limit_blas_threads
+from vectree.retrieval.config import load_settings, set_offline_model_env
+from vectree.retrieval.threads import limit_blas_threads
 
 console = Console(stderr=False)
 err = Console(stderr=True)
@@ -37,9 +37,9 @@ def main() -> None:
 
 def run_ingest(paths: list[str], store_root: str | None, *, force: bool = False, quiet: bool = False):
     """Register ``paths`` as corpus sources of the store and run the pipeline in-process."""
-    from pipelines.definitions import defs
-    from pipelines.refresh import refresh
-    from pipelines.resources import VectreeStore
+    from vectree.pipelines.definitions import defs
+    from vectree.pipelines.refresh import refresh
+    from vectree.pipelines.resources import VectreeStore
 
     settings = load_settings(store_root)
     resource = VectreeStore(
@@ -117,7 +117,7 @@ def ingest(paths: tuple[str, ...], store_root: str | None, force: bool) -> None:
 @_store_option
 def status(store_root: str | None) -> None:
     """Every paper in the store with its status, and the reason for each one that failed."""
-    from retrieval.store import Store
+    from vectree.retrieval.store import Store
 
     print_status(Store(load_settings(store_root).store_root))
 
@@ -128,8 +128,8 @@ def status(store_root: str | None) -> None:
               help="Where to write the demo PDFs (default: <store>/demo-corpus).")
 def demo(store_root: str | None, out: str | None) -> None:
     """Write the project's demo corpus (8 short papers), ingest it, and show what was built."""
-    from retrieval.demo import build_demo_corpus
-    from retrieval.store import Store
+    from vectree.retrieval.demo import build_demo_corpus
+    from vectree.retrieval.store import Store
 
     settings = load_settings(store_root)
     out_dir = Path(out) if out else Path(settings.store_root) / "demo-corpus"
@@ -140,8 +140,8 @@ def demo(store_root: str | None, out: str | None) -> None:
     print_status(Store(settings.store_root), report)
     if report.failed_runs:
         sys.exit(1)
-    from agent.ask import ask
-    from agent.tools import Toolbox
+    from vectree.agent.ask import ask
+    from vectree.agent.tools import Toolbox
     from vectree.commands.agent import print_answer
 
     toolbox = Toolbox(store)

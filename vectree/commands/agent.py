@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from retrieval.config import load_settings
+from vectree.retrieval.config import load_settings
 
 console = Console()
 
@@ -40,8 +40,8 @@ def register(main: click.Group) -> None:
     @click.option("--store", "store_root", default=None, help="Store root (default $VECTREE_STORE or ./.vectree).")
     def ask(question, paper, agent, max_iterations, as_json, store_root):
         """Answer QUESTION from the corpus, citing the pages the answer came from."""
-        from agent.ask import ask as run_ask
-        from agent.tools import Toolbox, ToolError
+        from vectree.agent.ask import ask as run_ask
+        from vectree.agent.tools import Toolbox, ToolError
 
         toolbox = Toolbox(load_settings(store_root).store_root)
         try:
@@ -61,7 +61,7 @@ def register(main: click.Group) -> None:
         """Serve the tools, /ask and /health over HTTP (reads the store; set VECTREE_API_TOKEN to require a token)."""
         import uvicorn
 
-        from service.http import create_app
+        from vectree.service.http import create_app
 
         root = load_settings(store_root).store_root
         if not (root / "docs.parquet").exists():
@@ -73,7 +73,7 @@ def register(main: click.Group) -> None:
     @click.option("--store", "store_root", default=None, help="Store root (default $VECTREE_STORE or ./.vectree).")
     def mcp(store_root):
         """Serve the seven tools as an MCP server over stdio."""
-        from service.mcp_server import serve_stdio
+        from vectree.service.mcp_server import serve_stdio
 
         serve_stdio(load_settings(store_root).store_root)
 
@@ -81,7 +81,7 @@ def register(main: click.Group) -> None:
     @click.option("--store", "store_root", default=None)
     def papers(store_root):
         """List the papers that can be queried (id, pages, title)."""
-        from retrieval.store import Store
+        from vectree.retrieval.store import Store
 
         table = Table()
         for col in ("doc_id", "pages", "title"):

@@ -20,8 +20,8 @@ import click
 
 
 def register(group: click.Group) -> None:
-    from evaluation.layouts import BENCHMARKS
-    from evaluation.systems import REGISTRY
+    from vectree.evaluation.layouts import BENCHMARKS
+    from vectree.evaluation.systems import REGISTRY
 
     @group.command("eval")
     @click.argument("benchmark", type=click.Choice(BENCHMARKS))
@@ -45,11 +45,11 @@ def register(group: click.Group) -> None:
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
             TimeRemainingColumn
 
-        from evaluation.layouts import LayoutError
-        from evaluation.loaders import task_of
-        from evaluation.report import console_table, write_report
-        from evaluation.runner import run_benchmark
-        from evaluation.systems import DEFAULT_SYSTEMS
+        from vectree.evaluation.layouts import LayoutError
+        from vectree.evaluation.loaders import task_of
+        from vectree.evaluation.report import console_table, write_report
+        from vectree.evaluation.runner import run_benchmark
+        from vectree.evaluation.systems import DEFAULT_SYSTEMS
 
         err = Console(stderr=True)
         names = list(dict.fromkeys(systems)) or list(DEFAULT_SYSTEMS[task_of(benchmark)])

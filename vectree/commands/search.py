@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from retrieval.config import load_settings
+from vectree.retrieval.config import load_settings
 
 console = Console()
 err = Console(stderr=True)
@@ -39,9 +39,9 @@ def register(group: click.Group) -> None:
         QUERY is plain text: quotes, colons, brackets or AND/OR are read as words, never as
         query syntax.
         """
-        from retrieval.embed import EmbedderMismatchError
-        from retrieval.search import IndexNotBuiltError, SearchIndex
-        from retrieval.store import Store
+        from vectree.retrieval.embed import EmbedderMismatchError
+        from vectree.retrieval.search import IndexNotBuiltError, SearchIndex
+        from vectree.retrieval.store import Store
 
         store = Store(load_settings(store_root).store_root)
         try:

@@ -14,8 +14,8 @@ err = Console(stderr=True)
 
 
 def _resource(store_root):
-    from pipelines.resources import VectreeStore
-    from retrieval.config import load_settings
+    from vectree.pipelines.resources import VectreeStore
+    from vectree.retrieval.config import load_settings
 
     s = load_settings(store_root)
     return VectreeStore(store_root=str(s.store_root), corpus_dirs=[str(p) for p in s.corpus_dirs],
@@ -39,12 +39,12 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
     rebuild ``sprout_tree`` for every paper partition; returns a summary."""
     import dagster as dg
 
-    from pipelines.definitions import defs
-    from pipelines.refresh import QUIET_RUN_CONFIG, instance_for
-    from assets.partitions import papers_partitions
-    from retrieval.sprout.model import load_current_model
+    from vectree.pipelines.definitions import defs
+    from vectree.pipelines.refresh import QUIET_RUN_CONFIG, instance_for
+    from vectree.assets.partitions import papers_partitions
+    from vectree.retrieval.sprout.model import load_current_model
 
-    from retrieval.sprout.data import TrainingDataError, resolve_training_data
+    from vectree.retrieval.sprout.data import TrainingDataError, resolve_training_data
 
     try:  # fail before starting a run when the data is not there
         resolve_training_data(data_dir or None)
@@ -111,7 +111,7 @@ def register(group: click.Group) -> None:
     @click.option("--no-trees", is_flag=True, help="Train only; do not rebuild the papers' trees.")
     def train_cmd(store_root, quick, data_dir, epochs, seed, no_trees) -> None:
         """Build the training set, train the model (through Dagster), rebuild every paper's tree."""
-        from assets.sprout import PROGRESS_LOGGER
+        from vectree.assets.sprout import PROGRESS_LOGGER
 
         with err.status("training SproutRAG (embedding the training set, then a few epochs)...") as status:
             # each progress line of the assets replaces the status text (epochs, ETA of embedding)
@@ -156,10 +156,10 @@ def register(group: click.Group) -> None:
         """Retrieve SproutRAG nodes for QUERY across papers (or within one with --paper)."""
         import json
 
-        from retrieval.config import load_settings
-        from retrieval.sprout.model import SproutUnavailableError
-        from retrieval.sprout.papers import retrieve_in_paper, retrieve_papers
-        from retrieval.store import Store
+        from vectree.retrieval.config import load_settings
+        from vectree.retrieval.sprout.model import SproutUnavailableError
+        from vectree.retrieval.sprout.papers import retrieve_in_paper, retrieve_papers
+        from vectree.retrieval.store import Store
 
         store = Store(load_settings(store_root).store_root)
         try:

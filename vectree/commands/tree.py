@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
-from retrieval.config import load_settings
+from vectree.retrieval.config import load_settings
 
 console = Console()
 err = Console(stderr=True)
@@ -53,8 +53,8 @@ def register(main: click.Group) -> None:
     def tree_command(doc_id: str, store_root: str | None, summaries: bool) -> None:
         """Print the section tree of paper DOC_ID (an id or a unique prefix of one): titles, page
         ranges, and whether the verifier found each title on its page (✓) or not (✗, with why)."""
-        from retrieval.store import Store, StoreError
-        from retrieval.trees.schema import read_tree, tree_stats
+        from vectree.retrieval.store import Store, StoreError
+        from vectree.retrieval.trees.schema import read_tree, tree_stats
 
         store = Store(load_settings(store_root).store_root)
         resolved = _resolve(store, doc_id)

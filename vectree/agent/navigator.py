@@ -1,0 +1,246 @@
+"""The offline navigator: a deterministic policy over the same seven tools, the default agent.
+
+It reads the way the LLM agent is told to: search the corpus (skipped when the paper is given),
+read the paper's tree, search within the paper, open the one or two pages that the within-paper
+search and the tree agree on, and answer extractively from those pages:
+
+* the sentences of the opened pages are ranked against the question (MiniLM cosine plus
+  IDF-weighted word overlap);
+* a yes/no question is answered "Yes" or "No" (negation in the best evidence that the question
+  lacks flips it);
+* any other question is answered with the shortest clause of the best sentences that carries
+  what the question asks for and does not merely repeat it;
+* the pages of the chosen sentences are cited, with the sentences as quotes: citations are the
+  pages that hold the evidence, not every page read.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .tools import Toolbox, Trace
+
+YES_NO_START = re.compile(
+    r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b", re.I)
+NEGATION = re.compile(r"\b(not|no|never|neither|nor|cannot|without|none|fail(s|ed)?|unable|n't)\b", re.I)
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9\-]+|\d+(?:\.\d+)?%?")
+_CLAUSE_SPLIT = re.compile(r"\s*(?:[,;:()\[\]]|\s-\s|\s–\s|\bwhich\b|\bwhere\b|\bwhile\b|\bwhereas\b|\bbecause\b)\s*")
+STOP = frozenset("""a an the of in on at to for from by with and or but is are was were be been being this that these
+those it its as we our they their them he she his her you your i do does did can could would should will may might
+what which who whom whose when where why how than then there here also such into over under about between both each
+other some any all more most very not no only own same so too just have has had using used use based paper""".split())
+# a second evidence sentence (and its page) is cited when it scores nearly as well as the best;
+# chosen on QASPER (0.9 kept recall without costing precision; a first-page penalty did not help)
+SECOND_CITATION = 0.9
+LEAD_TRIM = re.compile(r"^(?:and|or|but|that|which|then|thus|so|also|we|they|it|is|are|was|were|by|of|with|as|to|the)\s+", re.I)
+
+
+def content_words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text) if w.lower() not in STOP]
+
+
+@dataclass
+class Answer:
+    """What the navigator (or the LLM agent) returns."""
+
+    question: str
+    answer: str
+    citations: list[dict[str, Any]] = field(default_factory=list)  # {doc_id, page, quote, valid}
+    evidence: list[str] = field(default_factory=list)  # the sentences the answer came from
+    trace: dict[str, Any] = field(default_factory=dict)
+    seconds: float = 0.0
+    agent: str = "offline"
+
+    @property
+    def pages(self) -> list[tuple[str, int]]:
+        return sorted({(c["doc_id"], c["page"]) for c in self.citations if c.get("valid", True)})
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"question": self.question, "answer": self.answer, "citations": self.citations,
+                "evidence": self.evidence, "trace": self.trace, "seconds": round(self.seconds, 3),
+                "agent": self.agent}
+
+
+class OfflineNavigator:
+    """Drives a :class:`Toolbox` deterministically; see the module docstring for the policy."""
+
+    def __init__(self, toolbox: Toolbox, *, max_pages: int = 2, papers: int = 3):
+        self.toolbox = toolbox
+        self.max_pages = max_pages
+        self.papers = papers
+
+    def _embedder(self):
+        from vectree.retrieval.embed import get_embedder
+
+        return get_embedder()
+
+    def answer(self, question: str, *, paper: str | None = None) -> Answer:
+        started = time.perf_counter()
+        tb, trace = self.toolbox, Trace()
+        question = question.strip()
+        if not question:
+            raise ValueError("empty question")
+        search_sections: dict[str, list[dict]] = {}
+        if paper is None:
+            found = trace.record(tb, "search_papers", {"query": question, "k": self.papers})
+            if found is None or not found.data["results"]:
+                return self._no_answer(question, trace, started, "no paper in the corpus matches the question")
+            paper = found.data["results"][0]["doc_id"]
+            search_sections = {r["doc_id"]: r["sections"] for r in found.data["results"]}
+        else:
+            tb.paper(paper)  # an unknown paper is the caller's error, not an empty answer
+        tree = trace.record(tb, "get_document_tree", {"doc_id": paper, "max_depth": 3})
+        within = trace.record(tb, "search_within_paper", {"doc_id": paper, "query": question, "k": 6})
+        pages = self._choose_pages(within.data["results"] if within else [],
+                                   tree.data["sections"] if tree else [], search_sections.get(paper, []))
+        if not pages:
+            return self._no_answer(question, trace, started, "the paper has no text to read")
+        opened = trace.record(tb, "get_page_content", {"doc_id": paper, "pages": pages})
+        if opened is None:
+            return self._no_answer(question, trace, started, "the pages could not be opened")
+        ranked = self._rank_sentences(question, paper, [p["page"] for p in opened.data["pages"]],
+                                      within.data["results"] if within else [])
+        if not ranked:
+            return self._no_answer(question, trace, started, "the opened pages hold no sentences")
+        best_page, best, _ = ranked[0]
+        evidence = [(best_page, best)]
+        if len(ranked) > 1 and ranked[1][2] >= SECOND_CITATION * ranked[0][2]:
+            evidence.append(ranked[1][:2])
+        text = self._extract(question, [s for _, s in evidence])
+        citations = [{"doc_id": paper, "page": p, "quote": s} for p, s in evidence]
+        submitted = trace.record(tb, "submit_answer", {"answer": text, "citations": citations})
+        return Answer(question, text, submitted.data["citations"] if submitted else citations,
+                      [s for _, s in evidence], trace.as_dict(), time.perf_counter() - started)
+
+    def _no_answer(self, question, trace, started, why) -> Answer:
+        trace.record(self.toolbox, "submit_answer", {"answer": f"No answer found: {why}.", "citations": []})
+        return Answer(question, f"No answer found: {why}.", [], [], trace.as_dict(), time.perf_counter() - started)
+
+    def _choose_pages(self, hits: list[dict], sections: list[dict], matched: list[dict]) -> list[int]:
+        """Pages by fused evidence: within-paper hits by rank, a bonus for pages of sections that
+        the corpus search matched; the top page, plus the runner-up when it is nearly as good."""
+        score: Counter = Counter()
+        for rank, h in enumerate(hits):
+            for p in (h.get("pages") or [h.get("page")]):
+                if p:
+                    # the best hit on a page decides; more hits on it only break ties
+                    score[p] = max(score[p], 1.0 / (rank + 1)) + 0.05
+        for s in matched:
+            for p in range(s["pages"][0], min(s["pages"][1], s["pages"][0] + 1) + 1):
+                score[p] += 0.25
+        if not score and sections:
+            score[sections[0]["pages"][0]] = 1.0
+        if not score:
+            return [1]  # nothing to go on: the first page holds the abstract
+        # open the best pages; citations are decided later by the evidence found on them
+        return sorted(p for p, _ in score.most_common(self.max_pages))
+
+    def _rank_sentences(self, question: str, doc_id: str, pages: list[int], hits: list[dict]):
+        """The sentences of the opened pages, best first: cosine to the question (with the vectors
+        the pipeline stored for these very sentences), IDF-weighted word overlap, and a small bonus
+        for sentences the within-paper search already returned."""
+        passages = self.toolbox.passages(doc_id)
+        idx = [i for i in passages.on_pages(pages) if len(passages.texts[i].split()) >= 4]
+        if not idx:
+            return []
+        q = self._embedder().encode_query(question)
+        cos = passages.vectors[idx] @ q
+        sentences = [(passages.pages[i], passages.texts[i]) for i in idx]
+        qwords = Counter(content_words(question))
+        df = Counter(w for _, s in sentences for w in set(content_words(s)))
+        n = len(sentences)
+        idf = {w: math.log(1 + n / (1 + df[w])) for w in qwords}
+        norm = sum(idf.values()) or 1.0
+        snippets = " ".join(h.get("snippet", "") for h in hits[:2])
+        scored = []
+        for (page, s), c in zip(sentences, cos):
+            words = set(content_words(s))
+            overlap = sum(idf[w] for w in qwords if w in words) / norm
+            in_snippet = 0.05 if s in snippets else 0.0
+            scored.append((page, s, float(c) + 0.35 * overlap + in_snippet))
+        scored.sort(key=lambda t: -t[2])
+        return scored
+
+    def _extract(self, question: str, evidence: list[str]) -> str:
+        if YES_NO_START.match(question) and not re.search(r"\bor\b", question):
+            negated = bool(NEGATION.search(evidence[0])) and not NEGATION.search(question)
+            return "No" if negated else "Yes"
+        if NUMERIC_QUESTION.search(question):
+            number = numeric_answer(question, evidence)
+            if number:
+                return number
+        return self._clause_answer(question, evidence[0])
+
+    def _clause_answer(self, question: str, sentence: str) -> str:
+        """The clause of ``sentence`` most similar to the question that adds words the question lacks."""
+        qstems = {stem(w) for w in content_words(question)}
+        candidates = []
+        for clause in _CLAUSE_SPLIT.split(sentence):
+            clause = LEAD_TRIM.sub("", clause.strip(" .")).strip()
+            words = content_words(clause)
+            if len(clause.split()) < 2 or not any(stem(w) not in qstems for w in words):
+                continue
+            candidates.append(clause)
+        if not candidates:
+            return sentence
+        emb = self._embedder()
+        q = emb.encode_query(question)
+        vecs = emb.encode_documents(candidates)
+        scores = []
+        for clause, v in zip(candidates, vecs):
+            words = content_words(clause)
+            novelty = sum(1 for w in words if stem(w) not in qstems) / len(words)
+            length = len(clause.split())
+            brevity = 1.0 if length <= 14 else 14 / length
+            scores.append(float(v @ q) * (0.5 + novelty) * brevity)
+        return candidates[int(np.argmax(scores))]
+
+
+NUMERIC_QUESTION = re.compile(
+    r"^\s*how (many|much|large|big|long|often|fast|old|high|low|small|far|heavy|deep)\b"
+    r"|\b(what|which)\b.*\b(accuracy|error|rmse|mae|mape|percentage|percent|proportion|fraction|rate|energy|"
+    r"temperature|threshold|size|number|capacity|duration|margin|weight|stability|parameters|value|score|f1|"
+    r"voltage|current|time|speed|cost|reduction|increase|improvement|count|amount|length|frequency|power)\b",
+    re.I)
+UNIT = (r"%|‰|°\s?C|K\b|kJ/mol|J/mol|[kMGT]?Wh\b|[kMG]?W\b|[mµk]?V\b|m?Ah\b|[kMGT]B\b|[kMG]?Hz\b|ms\b|s\b|min\b|"
+        r"(?:seconds|minutes|hours|days|weeks|months|years|cycles|cells|modules|spectra|events|parameters|samples|"
+        r"papers|questions|documents|words|tokens|epochs|layers|points|times|fold|x)\b")
+NUMBER_SPAN = re.compile(
+    r"(?:(?:about|approximately|around|roughly|nearly|over|under|every|up to)\s+)?[-+]?\d[\d,]*(?:\.\d+)?"
+    r"(?:\s?(?:" + UNIT + r"))?(?:\s?(?:per|/)\s?[a-z]+\b)?")
+REFERENCE_BEFORE = re.compile(r"(section|sec\.|fig\.|figure|table|eq\.|equation|ref\.|appendix|step|stage|phase)\s*$", re.I)
+
+
+def stem(word: str) -> str:
+    """A crude stem that is enough to match "retain"/"retained", "reject"/"rejected" (first 5 letters)."""
+    return word.lower()[:5] if word[:1].isalpha() else word.lower()
+
+
+def numeric_answer(question: str, evidence: list[str]) -> str | None:
+    """The number (with its unit) in the evidence that sits closest to the words of the question,
+    skipping numbers the question itself mentions; earlier evidence sentences weigh more."""
+    qstems = {stem(w) for w in content_words(question)}
+    qnumbers = set(re.findall(r"\d[\d,.]*", question))
+    best, best_score = None, 0.0
+    for rank, sent in enumerate(evidence[:2]):
+        tokens = [(m.start(), m.group()) for m in re.finditer(r"\S+", sent)]
+        anchors = [i for i, (_, t) in enumerate(tokens) if any(stem(w) in qstems for w in content_words(t))]
+        for m in NUMBER_SPAN.finditer(sent):
+            digits = re.findall(r"\d[\d,.]*", m.group())
+            if not digits or digits[0].rstrip(".,") in qnumbers or REFERENCE_BEFORE.search(sent[:m.start()]):
+                continue
+            if m.start() > 0 and (sent[m.start() - 1].isalnum() or sent[m.start() - 1] in "-_"):
+                continue  # a digit inside a name such as HELIX-212 or NMC811
+            idx = sum(1 for start, _ in tokens if start < m.start())
+            closeness = sum(1.0 / (1 + abs(idx - a)) for a in anchors)
+            score = (closeness + 0.1) / (1 + rank)
+            if score > best_score:
+                best, best_score = m.group().strip(" ,;.()"), score
+    return best

@@ -1,0 +1,117 @@
+"""Ingest stage: corpus manifest -> per-paper pages -> catalog (``docs.parquet``)."""
+
+
+import time
+from collections import Counter
+
+import dagster as dg
+
+from vectree.pipelines.resources import VectreeStore
+from vectree.retrieval.corpus import SourceFile
+from vectree.retrieval.ingest import build_catalog, ingest_paper
+
+from .partitions import CORPUS, PAPER, papers_partitions
+
+GROUP = "ingest"
+
+
+@dg.asset(
+    group_name=GROUP,
+    tags=CORPUS,
+    kinds={"python", "parquet"},
+    description="Scan of the corpus folders: every PDF, its sha256, its paper id, duplicates.",
+)
+def corpus_manifest(context: dg.AssetExecutionContext, vectree: VectreeStore) -> dg.MaterializeResult:
+    files = vectree.scan()
+    vectree.store.write_manifest([f.as_row() for f in files])
+    duplicates = [f for f in files if f.duplicate_of]
+    return dg.MaterializeResult(
+        metadata={
+            "files": len(files),
+            "papers": len({f.doc_id for f in files}),
+            "duplicates": len(duplicates),
+            "sources": dg.MetadataValue.json(vectree.sources()),
+            "path": dg.MetadataValue.path(str(vectree.store.manifest_path)),
+        }
+    )
+
+
+@dg.asset(
+    group_name=GROUP,
+    tags=PAPER,
+    kinds={"pymupdf", "parquet"},
+    partitions_def=papers_partitions,
+    deps=[corpus_manifest],
+    check_specs=[dg.AssetCheckSpec("has_text_layer", asset="paper_pages")],
+    description="Text of every page in reading order, with line layout (bbox, font size, bold), "
+    "paper metadata, and a copy of the PDF. Bad files get a status and a reason, not a failure.",
+)
+def paper_pages(context: dg.AssetExecutionContext, vectree: VectreeStore) -> dg.MaterializeResult:
+    doc_id = context.partition_key
+    store = vectree.store
+    files = [SourceFile(**r) for r in store.read_manifest() if r["doc_id"] == doc_id]
+    if not files:
+        raise dg.Failure(f"paper {doc_id} is not in the corpus manifest; rematerialize corpus_manifest")
+    started = time.perf_counter()
+    record = ingest_paper(store, files, max_pages=vectree.max_pages)
+    ok = record["status"] == "ok"
+    if not ok:
+        context.log.warning(f"{doc_id}: {record['status']}: {record['error']}")
+    return dg.MaterializeResult(
+        metadata={
+            "status": record["status"],
+            "error": record["error"] or "",
+            "title": record["title"],
+            "pages": record["n_pages"],
+            "characters": record["n_chars"],
+            "source": dg.MetadataValue.path(record["source_path"]),
+            "seconds": round(time.perf_counter() - started, 3),
+        },
+        check_results=[
+            dg.AssetCheckResult(
+                check_name="has_text_layer",
+                passed=ok,
+                severity=dg.AssetCheckSeverity.WARN if record["status"] == "no_text" else dg.AssetCheckSeverity.ERROR,
+                metadata={"status": record["status"], "reason": record["error"] or "text layer present"},
+            )
+        ],
+    )
+
+
+@dg.asset(
+    group_name=GROUP,
+    tags=CORPUS,
+    kinds={"parquet"},
+    deps=[paper_pages],
+    check_specs=[dg.AssetCheckSpec("every_paper_parsed", asset="paper_catalog")],
+    description="docs.parquet: one row per paper with title, abstract, status and error; papers that "
+    "left the corpus are removed from the store here.",
+)
+def paper_catalog(context: dg.AssetExecutionContext, vectree: VectreeStore) -> dg.MaterializeResult:
+    store = vectree.store
+    summary = build_catalog(store, store.read_manifest())
+    rows = store.read_catalog()
+    failed = [r for r in rows if r["status"] not in ("ok",)]
+    pending = [r["doc_id"] for r in rows if r["status"] == "pending"]
+    table = dg.MetadataValue.md(
+        "| doc_id | status | reason |\n|---|---|---|\n"
+        + "\n".join(f"| {r['doc_id']} | {r['status']} | {(r['error'] or '').replace('|', '/')} |" for r in failed)
+    ) if failed else dg.MetadataValue.md("every paper parsed")
+    return dg.MaterializeResult(
+        metadata={
+            "papers": summary["papers"],
+            "by_status": dg.MetadataValue.json(dict(Counter(r["status"] for r in rows))),
+            "pages": sum(r["n_pages"] or 0 for r in rows if r["status"] == "ok"),
+            "removed": dg.MetadataValue.json(summary["removed"]),
+            "problems": table,
+            "path": dg.MetadataValue.path(str(store.catalog_path)),
+        },
+        check_results=[
+            dg.AssetCheckResult(
+                check_name="every_paper_parsed",
+                passed=not pending,
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={"pending": dg.MetadataValue.json(pending)},
+            )
+        ],
+    )

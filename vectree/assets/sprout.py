@@ -1,0 +1,227 @@
+"""SproutRAG stage: training set -> model -> per-paper trees (Lance tables of nodes).
+
+Training is opt-in.  ``vectree ingest`` materialises every upstream asset that never ran, which
+would otherwise mean minutes of MiniLM embedding and training on the first ingest of every store
+(every CI run, every test that builds a store), and a failure wherever the external training data
+is absent.  So by default ``sprout_training_set`` and ``sprout_model`` only *report* what the
+store holds (a model trained earlier, or none), and ``sprout_tree`` is skipped with a metadata
+note while no model exists.  Training happens when asked for: ``vectree sprout train [--quick]``,
+or materialising these two assets with the config ``build: true`` / ``train: true`` from the
+Dagster launchpad; a new model makes every ``sprout_tree`` partition stale, and the CLI rebuilds
+them all.
+"""
+
+
+import logging
+import time
+
+import dagster as dg
+
+from vectree.pipelines.resources import VectreeStore
+
+from .ingest import paper_pages
+from .partitions import MODEL, PAPER, papers_partitions
+
+GROUP = "sprout"
+
+
+# long steps report here as well as to the run's log, so the CLI can show them while it waits
+PROGRESS_LOGGER = "vectree.progress"
+
+
+def _progress(context: dg.AssetExecutionContext):
+    mirror = logging.getLogger(PROGRESS_LOGGER)
+
+    def log(message: str) -> None:
+        context.log.info(message)
+        mirror.info(message)
+
+    return log
+
+
+def _training_folder(store):
+    return store.sprout_dir / "training_set"
+
+
+class SproutTrainingSetConfig(dg.Config):
+    build: bool = False  # False: report the stored training set (what `vectree ingest` does)
+    quick: bool = False  # a small subset, for a training run of about a minute
+    data_dir: str = ""  # default: $VECTREE_TRAINING_DATA, else ../shared/data next to the repo
+
+
+@dg.asset(
+    group_name=GROUP,
+    tags=MODEL,
+    kinds={"python", "numpy"},
+    description="SproutRAG training documents (HotpotQA supporting facts, QASPER dev evidence) chunked "
+    "and embedded with MiniLM, split train/dev by a fixed hash of the item id. Built only with config "
+    "build: true (`vectree sprout train`); reads $VECTREE_TRAINING_DATA (default ../shared/data).",
+)
+def sprout_training_set(context: dg.AssetExecutionContext, config: SproutTrainingSetConfig,
+                        vectree: VectreeStore) -> dg.MaterializeResult:
+    from vectree.retrieval.sprout.data import TrainingSet, build_training_set
+
+    store = vectree.store
+    folder = _training_folder(store)
+    if not config.build:
+        if (folder / "docs.json").exists():
+            ts = TrainingSet.load(folder)
+            return dg.MaterializeResult(metadata={
+                "status": "stored", "summary": dg.MetadataValue.json(ts.summary()),
+                "path": dg.MetadataValue.path(str(folder))})
+        return dg.MaterializeResult(metadata={
+            "status": "not built",
+            "note": "run `vectree sprout train` (or materialise with config build: true) to build it",
+        })
+    started = time.perf_counter()
+    ts = build_training_set(config.data_dir or None, quick=config.quick, cache_dir=store.sprout_dir / "cache",
+                            log=_progress(context))
+    ts.save(folder)
+    summary = ts.summary()
+    table = "| source/split | docs | queries | chunks |\n|---|---|---|---|\n" + "\n".join(
+        f"| {k} | {v['docs']} | {v['queries']} | {v['chunks']} |" for k, v in sorted(summary.items()))
+    return dg.MaterializeResult(metadata={
+        "status": "built", "quick": config.quick, "splits": dg.MetadataValue.md(table),
+        "data_dir": ts.info["data_dir"], "files_sha256": dg.MetadataValue.json(ts.info["files"]),
+        "split_rule": ts.info["split_rule"], "seconds": round(time.perf_counter() - started, 1),
+        "path": dg.MetadataValue.path(str(folder)),
+    })
+
+
+class SproutModelConfig(dg.Config):
+    train: bool = False  # False: report the live model (what `vectree ingest` does)
+    quick: bool = False  # fewer epochs
+    epochs: int = 0  # 0: the default of the chosen mode
+    seed: int = 13
+    threads: int = 2
+
+
+def _loss_table(history: list) -> str:
+    rows = ["| stage | fold | epoch | loss | parts | dev |", "|---|---|---|---|---|---|"]
+    for h in history:
+        if "loss" not in h:
+            continue
+        parts = " ".join(f"{k[2:]} {h[k]:.4f}" for k in ("l_leaf", "l_node", "l_attn", "l_rerank", "l_tau") if k in h)
+        dev = (h.get("dev") or {}).get("mean_ie", (h.get("dev_r_precision") or {}).get("mean", ""))
+        fold = "" if h.get("fold") is None else h["fold"]
+        rows.append(f"| {h['stage']} | {fold} | {h['epoch']} | {h['loss']:.4f} | {parts} | {dev} |")
+    return "\n".join(rows)
+
+
+def _model_metadata(model) -> dict:
+    tr = model.config.training or {}
+    return {
+        "model_id": model.config.model_id, "base_encoder": model.config.base_encoder,
+        "parameters": model.n_parameters(), "training_seconds": tr.get("seconds"),
+        "best_epoch": tr.get("best_epoch"), "best_rerank_epoch": tr.get("best_rerank_epoch"),
+        "dev_ie_before": dg.MetadataValue.json(tr.get("dev_before", {})),
+        "dev_ie_after": dg.MetadataValue.json(tr.get("dev_best", {})),
+        "losses": dg.MetadataValue.md(_loss_table(tr.get("history", []))),
+        "alpha_before": dg.MetadataValue.json(tr.get("alpha_before")),
+        "alpha_after": dg.MetadataValue.json(tr.get("alpha_after")),
+        "tau_before": tr.get("tau_before"), "tau": float(model.tau.detach()), "peak_rss_mb": tr.get("peak_rss_mb"),
+    }
+
+
+def _learned_check(model) -> dg.AssetCheckResult:
+    import numpy as np
+
+    tr = model.config.training or {}
+    before = (tr.get("dev_before") or {}).get("mean_ie")
+    after = (tr.get("dev_best") or {}).get("mean_ie")
+    a0, a1 = tr.get("alpha_before"), tr.get("alpha_after")
+    moved = float(np.abs(np.array(a1) - np.array(a0)).max()) if a0 and a1 else 0.0
+    passed = before is not None and after is not None and after > before and moved > 0
+    return dg.AssetCheckResult(check_name="learned", passed=bool(passed), severity=dg.AssetCheckSeverity.WARN,
+                               metadata={"dev_ie_before": before, "dev_ie_after": after, "alpha_max_change": moved})
+
+
+@dg.asset(
+    group_name=GROUP,
+    tags=MODEL,
+    kinds={"pytorch", "safetensors"},
+    deps=[sprout_training_set],
+    check_specs=[dg.AssetCheckSpec("learned", asset="sprout_model",
+                                   description="dev IE rose over the untrained model and alpha moved")],
+    description="The SproutRAG model (sentence-level encoder, learned layer x head aggregation alpha, learned "
+    "threshold tau), trained jointly on retrieval + attention + threshold losses with model selection on dev IE. "
+    "Trains only with config train: true (`vectree sprout train`); otherwise reports the live model.",
+)
+def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, vectree: VectreeStore) -> dg.MaterializeResult:
+    from vectree.retrieval.sprout.model import current_model_dir, load_model, publish_model
+
+    store = vectree.store
+    if not config.train:
+        folder = current_model_dir(store)
+        if folder is None:
+            return dg.MaterializeResult(
+                metadata={"status": "no model", "note": "run `vectree sprout train` (or materialise "
+                          "sprout_training_set with build: true and this asset with train: true)"},
+                check_results=[dg.AssetCheckResult(check_name="learned", passed=True,
+                                                   metadata={"status": "no model trained yet"})])
+        model = load_model(folder)
+        return dg.MaterializeResult(metadata={"status": "live", **_model_metadata(model)},
+                                    check_results=[_learned_check(model)])
+    from vectree.retrieval.sprout.data import TrainingSet
+    from vectree.retrieval.sprout.train import TrainConfig, train
+
+    ts = TrainingSet.load(_training_folder(store))
+    tc = TrainConfig.quick(seed=config.seed, threads=config.threads) if config.quick else \
+        TrainConfig(seed=config.seed, threads=config.threads)
+    if config.epochs:
+        tc.epochs = config.epochs
+    result = train(ts.split("train"), ts.split("dev"), tc, log=_progress(context))
+    model = result.model
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    model.config.model_id = f"sprout-{stamp}-s{config.seed}{'-quick' if config.quick else ''}"
+    folder = publish_model(store, model)
+    return dg.MaterializeResult(
+        metadata={"status": "trained", **_model_metadata(model), "path": dg.MetadataValue.path(str(folder))},
+        check_results=[_learned_check(model)],
+    )
+
+
+@dg.asset(
+    group_name=GROUP,
+    tags=PAPER,
+    kinds={"lancedb"},
+    partitions_def=papers_partitions,
+    deps=[paper_pages, sprout_model],
+    check_specs=[dg.AssetCheckSpec("tree_complete", asset="sprout_tree",
+                                   description="a binary tree over every chunk: 2n - 1 nodes")],
+    description="The paper's SproutRAG tree: a Lance table of nodes (node_id, parent, children, depth, chunk ids, "
+    "pages, text, progressive vector) under sprout/trees/. Skipped while no model is trained.",
+)
+def sprout_tree(context: dg.AssetExecutionContext, vectree: VectreeStore) -> dg.MaterializeResult:
+    from vectree.retrieval.sprout.model import current_model_dir
+    from vectree.retrieval.sprout.papers import build_paper_tree, model_for, tree_table_path, write_tree_table
+
+    doc_id = context.partition_key
+    store = vectree.store
+    if current_model_dir(store) is None:
+        return dg.MaterializeResult(
+            metadata={"status": "skipped", "reason": "no trained SproutRAG model; run `vectree sprout train`"},
+            check_results=[dg.AssetCheckResult(check_name="tree_complete", passed=True,
+                                                metadata={"status": "skipped: no model"})])
+    model = model_for(store)
+    try:
+        record = store.read_record(doc_id)
+    except Exception as exc:  # a paper without a record must not fail the run
+        record = {"status": "failed", "error": str(exc)}
+    if record.get("status") != "ok":
+        path = write_tree_table(store, doc_id, [], model.config.base_dim)
+        return dg.MaterializeResult(
+            metadata={"status": record.get("status", "failed"), "reason": record.get("error") or "",
+                      "path": dg.MetadataValue.path(str(path))},
+            check_results=[dg.AssetCheckResult(check_name="tree_complete", passed=True,
+                                                metadata={"status": "empty: paper not parsed"})])
+    rows, stats = build_paper_tree(store, doc_id, model)
+    path = write_tree_table(store, doc_id, rows, model.config.base_dim)
+    n = stats["chunks"]
+    complete = stats["nodes"] == (2 * n - 1 if n else 0)
+    return dg.MaterializeResult(
+        metadata={"status": "built", "model_id": model.config.model_id, **stats,
+                  "path": dg.MetadataValue.path(str(tree_table_path(store, doc_id)))},
+        check_results=[dg.AssetCheckResult(check_name="tree_complete", passed=bool(complete),
+                                            metadata={"chunks": n, "nodes": stats["nodes"]})],
+    )

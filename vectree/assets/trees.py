@@ -1,0 +1,132 @@
+"""Section-tree stage: per paper, a source-verified section tree (see ``vectree.retrieval.trees``)."""
+
+import dagster as dg
+
+from vectree.pipelines.resources import VectreeStore
+from vectree.retrieval.config import load_settings
+from vectree.retrieval.trees.build import DEFAULT_REPAIR_ROUNDS, build_tree
+from vectree.retrieval.trees.schema import check_invariants, read_tree, tree_stats
+
+from .partitions import PAPER, papers_partitions
+
+GROUP = "trees"
+VERIFIED_WARN_THRESHOLD = 0.9
+_PREVIEW_LINES = 40
+
+
+class SectionTreeConfig(dg.Config):
+    """Run configuration of ``section_tree`` (every field has a default)."""
+
+    repair_rounds: int = DEFAULT_REPAIR_ROUNDS  # LLM repair rounds for entries that fail verification
+    min_verified_fraction: float = VERIFIED_WARN_THRESHOLD  # below this the tree_verified check warns
+    use_llm: bool = True  # use the LLM when OPENAI_BASE_URL is set; False forces the offline extractor
+
+
+def _preview(nodes: list) -> str:
+    lines = []
+    for n in nodes[:_PREVIEW_LINES]:
+        mark = "✓" if n["verified"] else "✗"
+        pages = f"p. {n['page_start']}" if n["page_start"] == n["page_end"] else f"pp. {n['page_start']}-{n['page_end']}"
+        note = f" — {n['verify_note']}" if not n["verified"] and n["verify_note"] else ""
+        lines.append(f"{'  ' * n['level']}- {mark} {n['title']} ({pages}){note}")
+    if len(nodes) > _PREVIEW_LINES:
+        lines.append(f"- … {len(nodes) - _PREVIEW_LINES} more nodes")
+    return "\n".join(lines) or "(empty tree: the paper has no pages)"
+
+
+@dg.asset(
+    group_name=GROUP,
+    tags=PAPER,
+    kinds={"python", "parquet"},
+    partitions_def=papers_partitions,
+    deps=["paper_pages"],
+    check_specs=[
+        dg.AssetCheckSpec(
+            "tree_invariants", asset="section_tree",
+            description="Children inside their parent's pages, siblings in page order, ranges inside the paper.",
+        ),
+        dg.AssetCheckSpec(
+            "tree_verified", asset="section_tree",
+            description="Share of sections whose title the verifier found on their page (warns below the threshold).",
+        ),
+    ],
+    description="The paper's section hierarchy (title, summary, page range per node), every entry checked "
+    "against the page text. LLM extraction with repair rounds when OPENAI_BASE_URL is set, else the PDF "
+    "outline or layout headings. Unverified entries stay in the tree, marked, and never reach an index.",
+)
+def section_tree(
+    context: dg.AssetExecutionContext, vectree: VectreeStore, config: SectionTreeConfig
+) -> dg.MaterializeResult:
+    doc_id = context.partition_key
+    store = vectree.store
+    settings = load_settings(vectree.store_root)
+    llm = None
+    if config.use_llm and settings.llm_configured:
+        from vectree.agent.llm import LLMClient
+
+        llm = LLMClient.from_settings(settings)
+    try:
+        result = build_tree(store, doc_id, llm=llm, repair_rounds=config.repair_rounds)
+    except Exception as exc:
+        from vectree.agent.llm import LLMAuthError, LLMUnavailable
+
+        if isinstance(exc, (LLMUnavailable, LLMAuthError)):
+            raise dg.Failure(
+                description=f"{doc_id}: {exc}. Fix the endpoint, or unset OPENAI_BASE_URL to build trees offline.",
+                metadata={"endpoint": settings.llm_base_url or "", "model": settings.llm_model},
+            ) from exc
+        raise
+    for note in result.notes:
+        context.log.info(f"{doc_id}: {note}")
+    # the checks read what was written, not what was meant to be
+    record = store.read_record(doc_id)
+    nodes = read_tree(store, doc_id)
+    stats = tree_stats(nodes)
+    problems = check_invariants(nodes, int(record.get("n_pages") or 0)) if nodes else []
+    frac = stats["verified_fraction"]
+    paper_ok = record.get("status") == "ok"
+    unverified = [n for n in nodes if n["parent_id"] is not None and not n["verified"]]
+    if not paper_ok:
+        verified_passed, why = True, f"paper status {record.get('status')}: no sections expected"
+    elif not stats["sections"]:
+        verified_passed, why = False, "no sections found: the tree is the root only"
+    else:
+        verified_passed = frac >= config.min_verified_fraction
+        why = f"{stats['verified']}/{stats['sections']} sections verified (threshold {config.min_verified_fraction:.0%})"
+    return dg.MaterializeResult(
+        metadata={
+            "nodes": stats["nodes"],
+            "sections": stats["sections"],
+            "verified": stats["verified"],
+            "unverified": stats["unverified"],
+            "verified_fraction": round(frac, 4) if frac is not None else dg.MetadataValue.null(),
+            "repair_rounds": result.repair_rounds,
+            "source": result.source,
+            "depth": stats["depth"],
+            "paper_status": record.get("status"),
+            "notes": dg.MetadataValue.json(result.notes),
+            "tree": dg.MetadataValue.md(_preview(nodes)),
+            "seconds": round(result.seconds, 3),
+            "path": dg.MetadataValue.path(str(store.tree_path(doc_id))),
+        },
+        check_results=[
+            dg.AssetCheckResult(
+                check_name="tree_invariants",
+                passed=not problems,
+                severity=dg.AssetCheckSeverity.ERROR,
+                metadata={"problems": dg.MetadataValue.json(problems[:50]), "nodes": stats["nodes"]},
+            ),
+            dg.AssetCheckResult(
+                check_name="tree_verified",
+                passed=verified_passed,
+                severity=dg.AssetCheckSeverity.WARN,
+                metadata={
+                    "reason": why,
+                    "verified_fraction": round(frac, 4) if frac is not None else dg.MetadataValue.null(),
+                    "unverified": dg.MetadataValue.json(
+                        [{"node": n["node_id"], "title": n["title"], "note": n["verify_note"]} for n in unverified[:30]]
+                    ),
+                },
+            ),
+        ],
+    )

@@ -1,0 +1,181 @@
+"""SproutRAG and its ablations, through the public functions of :mod:`vectree.retrieval.sprout`.
+
+Every variant chunks each document into SproutRAG's leaves (``vectree.retrieval.sprout.chunks.chunk_text``:
+1-2 pysbd sentences), embeds them with MiniLM (the harness's cached embedder), builds one tree
+per document and searches the trees of the query's scope with ``search_forest`` (hierarchical
+beam search, the model's learned threshold and reranker, never a node with its own descendant,
+through ``SproutModel.search``); a returned
+node is the character spans of its chunks, which the sentence scorer counts.
+
+* ``sprout``: the trained model (``SproutModel.document_tree``: contextual chunk vectors and
+  learned attention aggregation), its query adapter and its learned search parameters;
+* ``sprout-uniform``: the same model with uniform attention averaging (alpha = 0);
+* ``sprout-leaves``: the same model, leaf-only retrieval (no tree);
+* ``sprout-embtree``: the tree's structure from the cosine of MiniLM chunk embeddings instead of
+  attention; everything else as ``sprout`` (contextual node vectors, query adapter, reranker), so
+  only the merge order differs;
+* ``sprout-token``: the token-level encoder of the reference (MiniLM's token attentions
+  averaged into chunk-pair attention in 512-token windows), plain MiniLM vectors and query.
+
+The model: ``$VECTREE_SPROUT_MODEL`` (a folder with ``model.safetensors`` + ``config.json``),
+else the live model of the store ``$VECTREE_STORE`` names.  Without one the variants are
+reported as not run, with the reason.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, Collection, Sequence
+
+import numpy as np
+
+from .base import Doc, Hit, NotAvailable, RetrieverSystem
+
+VARIANTS = {
+    "sprout": "SproutRAG: learned attention tree, hierarchical beam search, learned threshold",
+    "sprout-uniform": "SproutRAG ablation: uniform attention averaging (alpha = 0)",
+    "sprout-leaves": "SproutRAG ablation: leaf-only retrieval (no tree)",
+    "sprout-embtree": "SproutRAG ablation: tree from MiniLM embedding similarity, no attention",
+    "sprout-token": "SproutRAG ablation: token-level MiniLM attention (512-token windows)",
+}
+
+
+def find_model_dir() -> str | None:
+    path = os.environ.get("VECTREE_SPROUT_MODEL")
+    if path:
+        return path
+    from vectree.retrieval.config import load_settings
+
+    try:
+        from vectree.retrieval.sprout.model import current_model_dir
+        from vectree.retrieval.store import Store
+
+        root = load_settings().store_root
+        if not root.exists():
+            return None
+        found = current_model_dir(Store(root))
+        return str(found) if found else None
+    except Exception:  # noqa: BLE001 - no store, or the sprout package is incomplete
+        return None
+
+
+class SproutSystem(RetrieverSystem):
+    tasks = ("sentences", "paper_qa")
+
+    def __init__(self, name: str = "sprout"):
+        if name not in VARIANTS:
+            raise ValueError(f"unknown SproutRAG variant {name!r}")
+        self.name = name
+        self.description = VARIANTS[name]
+        self.model = None
+        self.model_dir = None
+
+    def unavailable(self) -> str | None:
+        try:
+            from vectree.retrieval.sprout.model import load_model
+            from vectree.retrieval.sprout.tree import build_tree  # noqa: F401
+        except Exception as exc:  # noqa: BLE001
+            return f"vectree.retrieval.sprout is not importable ({type(exc).__name__}: {exc})"
+        self.model_dir = find_model_dir()
+        if not self.model_dir:
+            return ("no trained SproutRAG model: set VECTREE_SPROUT_MODEL to a model folder "
+                    "or train one into the store (`vectree sprout train`)")
+        try:
+            self.model = load_model(self.model_dir)
+        except Exception as exc:  # noqa: BLE001
+            return f"cannot load the SproutRAG model at {self.model_dir}: {exc}"
+        return None
+
+    def config(self) -> dict[str, Any]:
+        cfg: dict[str, Any] = {"description": self.description, "model_dir": self.model_dir}
+        if self.model is not None:
+            cfg["model_id"] = self.model.config.model_id
+            cfg["search"] = self._params().to_dict()
+        return cfg
+
+    def notes(self) -> list[str]:
+        if self.model is None:
+            return []
+        cfg = self.model.config
+        tr = cfg.training or {}
+        before = (tr.get("dev_before") or {}).get("mean_ie")
+        after = (tr.get("dev_best") or {}).get("mean_ie")
+        seed = (tr.get("train_config") or {}).get("seed", "?")
+        return [f"sprout*: SproutRAG model `{cfg.model_id}` ({self.model.n_parameters():,} parameters, base "
+                f"{cfg.base_encoder}; trained on the HotpotQA + QASPER train splits, seed {seed}, dev IE "
+                f"{before} -> {after}, best epoch {tr.get('best_epoch')})"]
+
+    def _params(self):
+        overrides = {"leaves_only": True} if self.name == "sprout-leaves" else {}
+        return self.model.search_params(**overrides)
+
+    def index(self, docs: Sequence[Doc]) -> None:
+        from vectree.retrieval.sprout.chunks import chunk_text
+
+        if self.model is None:
+            reason = self.unavailable()
+            if reason:
+                raise NotAvailable(reason)
+        emb = self.ctx.embedder
+        self.doc_order: list[str] = []
+        self.trees: list = []
+        self.units: list[np.ndarray] = []
+        self.chunks: list[list] = []
+        self.doc_objs: list[Doc] = []
+        all_chunks = [(d, chunk_text(d.text)) for d in docs]
+        texts = [c.text for _, cs in all_chunks for c in cs]
+        vecs = emb.encode_documents(texts) if texts else np.zeros((0, emb.info.dim), np.float32)
+        pos = 0
+        for d, cs in all_chunks:
+            x = vecs[pos:pos + len(cs)]
+            pos += len(cs)
+            if not cs:
+                continue
+            tree = self._tree(x, cs)
+            self.doc_order.append(d.doc_id)
+            self.trees.append(tree)
+            v = tree.vectors
+            self.units.append(v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12))
+            self.chunks.append(cs)
+            self.doc_objs.append(d)
+        self.position = {d: i for i, d in enumerate(self.doc_order)}
+
+    def _tree(self, x: np.ndarray, chunks):
+        from vectree.retrieval.sprout.tree import build_tree, mutual_attention
+
+        para = [c.paragraph for c in chunks]
+        weights = np.asarray([c.n_sentences for c in chunks], dtype=np.float64)
+        if self.name in ("sprout", "sprout-leaves"):
+            return self.model.document_tree(x, para, weights).tree
+        if self.name == "sprout-uniform":
+            return self.model.document_tree(x, para, weights, uniform_alpha=True).tree
+        if self.name == "sprout-embtree":
+            h, _ = self.model.contextualise(x, para)
+            sim = (x @ x.T).astype(np.float64)
+            np.fill_diagonal(sim, -np.inf)  # the convention of mutual_attention: never with itself
+            return build_tree(sim, h, weights)
+        from vectree.retrieval.sprout.encoder import token_chunk_attention
+
+        # (layers x heads, n, n) maps averaged uniformly, as the reference does
+        att = token_chunk_attention([c.text for c in chunks], embedder=self.ctx.embedder.inner).mean(axis=0)
+        return build_tree(mutual_attention(att), x, weights)
+
+    def search(self, query: str, k: int, scope: Collection[str] | None = None) -> list[Hit]:
+        picks = list(range(len(self.trees))) if scope is None else sorted(
+            self.position[d] for d in set(scope) if d in self.position)
+        if not picks:
+            return []
+        xq = self.ctx.embedder.encode_query(query)
+        qv = self.model.encode_query(xq) if self.name != "sprout-token" else xq
+        # the model's own search: its learned threshold and reranker, whatever built the trees
+        cands = self.model.search([self.trees[i] for i in picks], qv, k, params=self._params(),
+                                  node_units=[self.units[i] for i in picks])
+        out = []
+        for c in cands:
+            i = picks[c.doc]
+            tree, chunks, doc = self.trees[i], self.chunks[i], self.doc_objs[i]
+            leaves = tree.leaves(c.node)
+            spans = tuple((chunks[j].start, chunks[j].end) for j in leaves)
+            text = " ".join(chunks[j].text for j in leaves)
+            out.append(Hit(doc.doc_id, spans, text, float(c.score), doc.pages_of(spans), 2, f"{doc.doc_id}:{c.node}"))
+        return out

@@ -1,0 +1,162 @@
+"""Corpus refresh: which partitions to add, remove and (re)materialise, shared by the sensor,
+the schedule and the in-process ``vectree ingest``.
+
+``vectree ingest`` runs the very same asset definitions with Dagster's ``materialize`` against an
+instance that lives under the store (``<store>/dagster``), so the Dagster UI started with
+``DAGSTER_HOME=<store>/dagster`` shows the runs that the CLI made.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+import dagster as dg
+
+from vectree.assets.partitions import papers_partitions
+from vectree.retrieval.store import Store
+
+from .resources import VectreeStore
+
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
+
+
+@dataclass
+class RefreshPlan:
+    """What a refresh must do to bring the store in line with the corpus."""
+
+    add: list[str] = field(default_factory=list)  # new partitions
+    remove: list[str] = field(default_factory=list)  # partitions whose PDFs are gone
+    run: list[str] = field(default_factory=list)  # partitions to materialise
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.add or self.remove or self.run)
+
+
+def instance_for(store: Store) -> dg.DagsterInstance:
+    """The persistent Dagster instance that belongs to ``store``."""
+    home = store.dagster_home
+    home.mkdir(parents=True, exist_ok=True)
+    yaml = home / "dagster.yaml"
+    if not yaml.exists():
+        # telemetry off: there is no network to send it to
+        yaml.write_text("telemetry:\n  enabled: false\n")
+    return dg.DagsterInstance.from_config(str(home))
+
+
+def per_paper_asset_keys(defs: dg.Definitions) -> list[dg.AssetKey]:
+    graph = defs.resolve_asset_graph()
+    return sorted(
+        (k for k in graph.get_all_asset_keys() if graph.get(k).partitions_def == papers_partitions),
+        key=lambda k: k.to_user_string(),
+    )
+
+
+def corpus_asset_keys(defs: dg.Definitions) -> tuple[list[dg.AssetKey], list[dg.AssetKey]]:
+    """Unpartitioned assets split into those upstream of the per-paper assets (the manifest, a
+    model) and those downstream of them (catalog, indexes), each in dependency order."""
+    graph = defs.resolve_asset_graph()
+    paper_keys = set(per_paper_asset_keys(defs))
+    upstream_of_papers = set().union(*(graph.get_ancestor_asset_keys(k) for k in paper_keys)) if paper_keys else set()
+    before, after = [], []
+    for level in graph.toposorted_asset_keys_by_level:
+        for k in sorted(level, key=lambda k: k.to_user_string()):
+            node = graph.get(k)
+            if node.partitions_def is not None or not node.is_materializable:
+                continue
+            (before if k in upstream_of_papers else after).append(k)
+    return before, after
+
+
+def plan_refresh(
+    doc_ids: Iterable[str],
+    existing_partitions: Iterable[str],
+    materialized: dict[dg.AssetKey, set[str]],
+    *,
+    force: bool = False,
+) -> RefreshPlan:
+    """Compare the corpus with the instance: new papers are added and run, vanished ones removed,
+    papers with any per-paper asset not yet materialised are run again."""
+    wanted = set(doc_ids)
+    existing = set(existing_partitions)
+    plan = RefreshPlan(add=sorted(wanted - existing), remove=sorted(existing - wanted))
+    for doc_id in sorted(wanted):
+        if force or any(doc_id not in keys for keys in materialized.values()):
+            plan.run.append(doc_id)
+    return plan
+
+
+def materialized_partitions(instance: dg.DagsterInstance, keys: list[dg.AssetKey]) -> dict[dg.AssetKey, set[str]]:
+    return {k: set(instance.get_materialized_partitions(k)) for k in keys}
+
+
+def _root_cause(error) -> str:
+    """The innermost error of a Dagster step failure (the wrapper only names the step)."""
+    step = error.message.strip().rstrip(":")
+    while error.cause is not None:
+        error = error.cause
+    return f"{step}: {error.message.strip()}"
+
+
+@dataclass
+class RefreshReport:
+    plan: RefreshPlan
+    failed_runs: dict[str, str] = field(default_factory=dict)  # doc_id -> error
+
+
+def refresh(
+    defs: dg.Definitions,
+    resource: VectreeStore,
+    *,
+    instance: dg.DagsterInstance | None = None,
+    force: bool = False,
+    on_paper: Callable[[str, int, int], None] | None = None,
+) -> RefreshReport:
+    """Run the pipeline in-process: scan, sync partitions, materialise per-paper assets for new or
+    stale papers, then the corpus-level assets (catalog, indexes).
+
+    A paper whose run fails is reported and skipped; the others go on.  Corpus-level assets publish
+    atomically, so an interrupted refresh leaves the previous catalog and indexes serving.
+    """
+    os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+    store = resource.store
+    instance = instance or instance_for(store)
+    resources = {"vectree": resource}
+    all_assets = list(defs.assets or [])
+    scan_key = dg.AssetKey("corpus_manifest")
+    before, after = corpus_asset_keys(defs)
+    # the scan always runs; other upstream assets (a trained model) only when they never ran
+    first = [scan_key] + [k for k in before if k != scan_key and instance.get_latest_materialization_event(k) is None]
+    dg.materialize(all_assets, selection=first, instance=instance, resources=resources, run_config=QUIET_RUN_CONFIG)
+    doc_ids = sorted({r["doc_id"] for r in store.read_manifest()})
+    paper_keys = per_paper_asset_keys(defs)
+    plan = plan_refresh(
+        doc_ids,
+        instance.get_dynamic_partitions(papers_partitions.name),
+        materialized_partitions(instance, paper_keys),
+        force=force,
+    )
+    if plan.add:
+        instance.add_dynamic_partitions(papers_partitions.name, plan.add)
+    report = RefreshReport(plan=plan)
+    for i, doc_id in enumerate(plan.run):
+        if on_paper:
+            on_paper(doc_id, i, len(plan.run))
+        try:
+            result = dg.materialize(
+                all_assets, selection=paper_keys, partition_key=doc_id, instance=instance,
+                resources=resources, run_config=QUIET_RUN_CONFIG, raise_on_error=False,
+            )
+            if not result.success:
+                errors = [_root_cause(e.event_specific_data.error) for e in result.all_events
+                          if e.is_step_failure and e.event_specific_data and e.event_specific_data.error]
+                report.failed_runs[doc_id] = errors[0] if errors else "run failed"
+        except Exception as exc:  # a broken paper must never stop the others
+            report.failed_runs[doc_id] = f"{type(exc).__name__}: {exc}"
+    if after:
+        dg.materialize(all_assets, selection=after, instance=instance, resources=resources, run_config=QUIET_RUN_CONFIG)
+    for doc_id in plan.remove:
+        instance.delete_dynamic_partition(papers_partitions.name, doc_id)
+    return report

@@ -1,0 +1,58 @@
+"""Dagster resources, configured from the environment (see ``vectree.retrieval.config``)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import dagster as dg
+
+from vectree.retrieval.config import load_settings
+from vectree.retrieval.corpus import scan
+from vectree.retrieval.store import Store, atomic_write_bytes
+
+
+class VectreeStore(dg.ConfigurableResource):
+    """The artefact store and the corpus it is built from.
+
+    ``corpus_dirs`` are watched in addition to the sources registered in the store by
+    ``vectree ingest PATH`` (``<store>/sources.json``), so the sensor, the schedule and the CLI
+    all see the same corpus.
+    """
+
+    store_root: str
+    corpus_dirs: list[str] = []
+    max_pages: int = 1500
+
+    @classmethod
+    def from_env(cls) -> "VectreeStore":
+        s = load_settings()
+        return cls(store_root=str(s.store_root), corpus_dirs=[str(p) for p in s.corpus_dirs], max_pages=s.max_pages)
+
+    @property
+    def store(self) -> Store:
+        return Store(self.store_root)
+
+    @property
+    def sources_path(self) -> Path:
+        return self.store.root / "sources.json"
+
+    def registered_sources(self) -> list[str]:
+        try:
+            return json.loads(self.sources_path.read_text())
+        except FileNotFoundError:
+            return []
+
+    def register_sources(self, paths: list[str]) -> list[str]:
+        """Add folders/files to the corpus this store is built from; returns the full list."""
+        merged = sorted(set(self.registered_sources()) | {str(Path(p).resolve()) for p in paths})
+        atomic_write_bytes(self.sources_path, json.dumps(merged, indent=1).encode())
+        return merged
+
+    def sources(self) -> list[str]:
+        return sorted(set(self.registered_sources()) | {str(Path(p).resolve()) for p in self.corpus_dirs})
+
+    def scan(self):
+        """Scan every existing source (a source that vanished counts as empty, not as an error)."""
+        existing = [p for p in self.sources() if Path(p).exists()]
+        return scan(existing)

@@ -1,0 +1,216 @@
+"""Within-paper passages: the sentence-level units that ``search_within_paper`` ranks and that the
+offline navigator answers from, when no SproutRAG tree exists.
+
+A passage is one sentence of a page (two when the first is shorter than ``MIN_CHARS``: headings,
+"Table 2." and list markers carry no meaning alone), segmented with pysbd inside each PyMuPDF
+block, with its page, its block, the deepest verified section whose pages hold it, and a MiniLM
+vector.  They are built once per paper at ingest time (``passages/<doc_id>.parquet``), so a
+query embeds only the query: the navigator ranks the sentences of the pages it opens with
+these stored vectors.
+
+Ranking is hybrid: BM25 (Tantivy, in memory, per paper) and cosine similarity, fused by
+reciprocal rank, because questions name exact terms (a metric, a dataset) as often as they
+paraphrase.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import tantivy
+
+from .sentences import split_sentences
+from .store import Store, StoreError, atomic_write_parquet, validate_doc_id
+
+MIN_CHARS = 40
+RRF_K = 20
+
+PASSAGES_SCHEMA = pa.schema(
+    [
+        ("passage_id", pa.int32()),
+        ("page_no", pa.int32()),
+        ("block", pa.int32()),  # paragraph (PyMuPDF block) index on the page
+        ("node_id", pa.string()),
+        ("text", pa.string()),
+        ("vector", pa.list_(pa.float32())),
+    ]
+)
+
+_HYPHEN = re.compile(r"(\w)-\n(\w)")
+_WORD = re.compile(r"\w+")
+
+
+def passages_path(store: Store, doc_id: str):
+    return store.root / "passages" / f"{validate_doc_id(doc_id)}.parquet"
+
+
+def clean_block(text: str) -> str:
+    """A block's lines as one paragraph: line-end hyphenation undone, whitespace collapsed."""
+    return re.sub(r"\s+", " ", _HYPHEN.sub(r"\1\2", text)).strip()
+
+
+def sentences(paragraph: str) -> list[str]:
+    """Sentences of one paragraph (the project's rule, :mod:`vectree.retrieval.sentences`), short ones
+    joined to the next."""
+    out: list[str] = []
+    for a, b in split_sentences(paragraph):
+        piece = paragraph[a:b]
+        if out and len(out[-1]) < MIN_CHARS:
+            out[-1] = f"{out[-1]} {piece}"
+        else:
+            out.append(piece)
+    return out
+
+
+def split_page(text: str) -> list[tuple[int, str]]:
+    """Passages of one page as ``(block, sentence)``, in reading order."""
+    out = []
+    for block_no, block in enumerate(text.split("\n\n")):
+        para = clean_block(block)
+        if para:
+            out.extend((block_no, s) for s in sentences(para))
+    return out
+
+
+def section_for_page(nodes: Sequence[dict[str, Any]], page: int) -> str | None:
+    """The deepest verified section whose page range holds ``page`` (the latest-starting one on ties)."""
+    best = None
+    for n in nodes:
+        if n["parent_id"] is None or not n["verified"]:
+            continue
+        if n["page_start"] <= page <= n["page_end"]:
+            key = (n["level"], n["page_start"])
+            if best is None or key >= best[0]:
+                best = (key, n["node_id"])
+    return best[1] if best else None
+
+
+def build_passages(pages: Sequence[dict[str, Any]], nodes: Sequence[dict[str, Any]], embedder) -> pa.Table:
+    """Passages of one paper with their sections and vectors, as a ``PASSAGES_SCHEMA`` table."""
+    rows = []
+    for page in pages:
+        node = section_for_page(nodes, page["page_no"])
+        for block, text in split_page(page["text"]):
+            rows.append({"passage_id": len(rows), "page_no": page["page_no"], "block": block, "node_id": node,
+                         "text": text})
+    vectors = embedder.encode_documents([r["text"] for r in rows]) if rows else []
+    for r, v in zip(rows, vectors):
+        r["vector"] = v.tolist()
+    return pa.Table.from_pylist(rows, schema=PASSAGES_SCHEMA)
+
+
+def write_passages(store: Store, doc_id: str, table: pa.Table) -> None:
+    atomic_write_parquet(passages_path(store, doc_id), table)
+
+
+@dataclass
+class PassageHit:
+    passage_id: int
+    page_no: int
+    node_id: str | None
+    text: str
+    score: float
+
+
+class PaperPassages:
+    """One paper's passages, loaded for querying (vectors as a matrix, a BM25 index in memory)."""
+
+    def __init__(self, table: pa.Table):
+        cols = table.to_pydict()
+        self.ids = cols["passage_id"]
+        self.pages = cols["page_no"]
+        self.blocks = cols["block"]
+        self.nodes = cols["node_id"]
+        self.texts = cols["text"]
+        self.vectors = np.asarray(cols["vector"], dtype=np.float32) if self.texts else np.zeros((0, 1), np.float32)
+        sb = tantivy.SchemaBuilder()
+        sb.add_integer_field("i", stored=True, indexed=True)
+        sb.add_text_field("body", stored=False, tokenizer_name="en_stem")
+        self._index = tantivy.Index(sb.build())
+        writer = self._index.writer(15_000_000, 1)
+        for i, text in enumerate(self.texts):
+            writer.add_document(tantivy.Document(i=i, body=text))
+        writer.commit()
+        writer.wait_merging_threads()
+        self._index.reload()
+
+    def on_pages(self, pages: Sequence[int]) -> list[int]:
+        """Indices of the passages on ``pages``, in reading order."""
+        wanted = set(pages)
+        return [i for i, p in enumerate(self.pages) if p in wanted]
+
+    def context(self, i: int, before: int = 1, after: int = 1) -> str:
+        """Passage ``i`` with its neighbours in the same paragraph: a snippet that reads."""
+        lo, hi = i, i
+        while lo > 0 and i - lo < before and self.blocks[lo - 1] == self.blocks[i] and self.pages[lo - 1] == self.pages[i]:
+            lo -= 1
+        while hi + 1 < len(self.texts) and hi - i < after and self.blocks[hi + 1] == self.blocks[i] \
+                and self.pages[hi + 1] == self.pages[i]:
+            hi += 1
+        return " ".join(self.texts[lo:hi + 1])
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    def bm25(self, query: str, limit: int) -> list[int]:
+        terms = " ".join(_WORD.findall(query.lower()))
+        if not terms or not self.texts:
+            return []
+        q = self._index.parse_query_lenient(terms, ["body"])[0]
+        hits = self._index.searcher().search(q, limit).hits
+        return [self._index.searcher().doc(addr)["i"][0] for _, addr in hits]
+
+    def rank(self, query: str, query_vector: np.ndarray | None, k: int = 5, *,
+             pages: Sequence[int] | None = None) -> list[PassageHit]:
+        """Top ``k`` passages by reciprocal-rank fusion of BM25 and cosine (either may be absent);
+        ``pages`` restricts the candidates to those pages."""
+        if not self.texts:
+            return []
+        allowed = None if pages is None else set(pages)
+        fused: dict[int, float] = {}
+        rankings = [self.bm25(query, 50)]
+        if query_vector is not None:
+            sims = self.vectors @ query_vector
+            rankings.append([int(i) for i in np.argsort(-sims)[:50]])
+        for ranking in rankings:
+            ranking = [i for i in ranking if allowed is None or self.pages[i] in allowed]
+            for r, i in enumerate(ranking):
+                fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + r + 1)
+        best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        return [PassageHit(self.ids[i], self.pages[i], self.nodes[i], self.context(i), round(s, 5)) for i, s in best]
+
+
+class PassageCache:
+    """Loaded :class:`PaperPassages` per paper, reloaded when the file changes (LRU, thread-safe)."""
+
+    def __init__(self, store: Store, size: int = 32):
+        self.store = store
+        self.size = size
+        self._items: OrderedDict[str, tuple[float, PaperPassages]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, doc_id: str) -> PaperPassages:
+        path = passages_path(self.store, doc_id)
+        try:
+            mtime = path.stat().st_mtime
+        except FileNotFoundError:
+            raise StoreError(f"no passages for paper {doc_id!r} at {path}") from None
+        with self._lock:
+            hit = self._items.get(doc_id)
+            if hit and hit[0] == mtime:
+                self._items.move_to_end(doc_id)
+                return hit[1]
+        loaded = PaperPassages(pq.read_table(path))
+        with self._lock:
+            self._items[doc_id] = (mtime, loaded)
+            self._items.move_to_end(doc_id)
+            while len(self._items) > self.size:
+                self._items.popitem(last=False)
+        return loaded

@@ -1,0 +1,283 @@
+"""The SproutRAG model: encoder, learned aggregation, learned threshold; save and load.
+
+A model directory holds ``model.safetensors`` (every tensor) and ``config.json`` (the shapes,
+the base encoder it was trained on, the search settings, training provenance and metrics).
+:func:`load_model` refuses a model whose base encoder differs from the configured embedder
+(:class:`vectree.retrieval.embed.EmbedderMismatchError`), since its inputs would mean nothing.
+
+In a store, models live under ``<store>/sprout/models/<model_id>/`` and ``<store>/sprout/models/
+CURRENT`` names the live one (:func:`current_model_dir`, :func:`publish_model`).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+
+import numpy as np
+import torch
+from torch import nn
+
+from .encoder import EncoderConfig, SproutEncoder, aggregate_attention
+from .search import FEATURE_NAMES, N_FEATURES, Candidate, SearchParams, search_forest
+from .tree import Tree, build_tree, mutual_attention
+
+FORMAT_VERSION = 1
+WEIGHTS_FILE = "model.safetensors"
+CONFIG_FILE = "config.json"
+
+
+class SproutUnavailableError(LookupError):
+    """SproutRAG cannot answer here: no model or no tree (the message names the fix)."""
+
+
+class ModelNotFoundError(SproutUnavailableError):
+    """No trained SproutRAG model where one was looked for (the message says how to train one)."""
+
+
+@dataclass
+class SproutConfig:
+    """Everything needed to rebuild a model around its weights."""
+
+    base_encoder: str = "all-MiniLM-L6-v2"
+    base_dim: int = 384
+    encoder: EncoderConfig = field(default_factory=EncoderConfig)
+    search: SearchParams = field(default_factory=SearchParams)
+    max_window_chunks: int = 2048  # longer documents are encoded in consecutive windows
+    scorer_hidden: int = 32  # the learned reranker's hidden width
+    # the node features the reranker reads (names from search.FEATURE_NAMES); default: all of them
+    scorer_features: list[str] = field(default_factory=lambda: list(FEATURE_NAMES))
+    tau_init: float = 0.0  # on the reranker's logit scale
+    tau_temperature_init: float = 1.0
+    model_id: str = ""
+    created: str = ""
+    training: dict[str, Any] = field(default_factory=dict)  # config, data hashes, losses, metrics
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["format_version"] = FORMAT_VERSION
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "SproutConfig":
+        d = dict(d)
+        version = d.pop("format_version", FORMAT_VERSION)
+        if version != FORMAT_VERSION:
+            raise ValueError(f"SproutRAG model format {version} is not supported (expected {FORMAT_VERSION})")
+        enc = EncoderConfig(**d.pop("encoder", {}))
+        search = SearchParams(**d.pop("search", {}))
+        return cls(encoder=enc, search=search, **d)
+
+
+@dataclass
+class DocumentTree:
+    """One document's SproutRAG structure: its tree (progressive embeddings of the contextual
+    chunk vectors) and the aggregated attention it came from."""
+
+    tree: Tree
+    attention: np.ndarray  # (n, n) aggregated, before symmetrisation
+
+
+class NodeScorer(nn.Module):
+    """The learned reranker: node features (:func:`vectree.retrieval.sprout.search.node_features`) ->
+    logit of the node's precision (the fraction of its sentences that answer the query)."""
+
+    def __init__(self, n_features: int = N_FEATURES, hidden: int = 32, use: Sequence[str] | None = None):
+        super().__init__()
+        unknown = set(use or ()) - set(FEATURE_NAMES)
+        if unknown:
+            raise ValueError(f"unknown reranker features {sorted(unknown)}; known: {', '.join(FEATURE_NAMES)}")
+        self.register_buffer("feature_mean", torch.zeros(n_features))
+        self.register_buffer("feature_std", torch.ones(n_features))
+        # features left out read as their mean: a fixed mask, not a weight (kept out of the state dict)
+        mask = torch.tensor([1.0 if use is None or f in use else 0.0 for f in FEATURE_NAMES])
+        self.register_buffer("feature_mask", mask, persistent=False)
+        self.net = nn.Sequential(nn.Linear(n_features, hidden), nn.Tanh(), nn.Linear(hidden, 1))
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return self.net((features - self.feature_mean) / self.feature_std * self.feature_mask).squeeze(-1)
+
+    def numpy_fn(self):
+        """The same function in numpy (no torch call per document at query time)."""
+        mean, std = self.feature_mean.numpy().copy(), self.feature_std.numpy().copy()
+        mask = self.feature_mask.numpy().copy()
+        w1, b1 = self.net[0].weight.detach().numpy().T.copy(), self.net[0].bias.detach().numpy().copy()
+        w2, b2 = self.net[2].weight.detach().numpy()[0].copy(), float(self.net[2].bias.detach()[0])
+
+        def score(features: np.ndarray) -> np.ndarray:
+            return np.tanh(((features - mean) / std * mask) @ w1 + b1) @ w2 + b2
+
+        return score
+
+
+class SproutModel(nn.Module):
+    """Trainable parts: the sentence-level encoder, ``alpha`` (layer x head aggregation logits),
+    the node scorer (the learned reranker), ``tau`` and ``log_tau_temperature`` (the candidate
+    threshold on the scorer's logit, and its calibration), a query adapter
+    (``q = normalise(x + W x)``, ``W`` starting at zero)."""
+
+    def __init__(self, config: SproutConfig | None = None):
+        super().__init__()
+        self.config = config or SproutConfig()
+        cfg = self.config
+        if cfg.encoder.input_dim != cfg.base_dim:
+            raise ValueError("encoder input_dim must equal the base encoder's dimension")
+        self.encoder = SproutEncoder(cfg.encoder)
+        self.alpha = nn.Parameter(torch.zeros(cfg.encoder.n_layers, cfg.encoder.n_heads))
+        self.tau = nn.Parameter(torch.tensor(float(cfg.tau_init)))
+        self.log_tau_temperature = nn.Parameter(torch.tensor(float(np.log(cfg.tau_temperature_init))))
+        self.query_adapter = nn.Linear(cfg.base_dim, cfg.base_dim)
+        nn.init.zeros_(self.query_adapter.weight)
+        nn.init.zeros_(self.query_adapter.bias)
+        self.node_scorer = NodeScorer(N_FEATURES, cfg.scorer_hidden, cfg.scorer_features)
+        self._scorer_fn = None
+
+    # ---- differentiable pieces (training) --------------------------------------------------
+    def encode_query_tensor(self, xq: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.normalize(xq + self.query_adapter(xq), dim=-1)
+
+    def alpha_weights(self) -> torch.Tensor:
+        return self.alpha.reshape(-1).softmax(0).reshape(self.alpha.shape)
+
+    # ---- inference ----------------------------------------------------------------------
+    def search_params(self, **overrides) -> SearchParams:
+        """The configured search settings with the *learned* threshold and temperature."""
+        base = asdict(self.config.search)
+        base.update(tau=float(self.tau.detach()), tau_temperature=float(self.log_tau_temperature.detach().exp()))
+        base.update(overrides)
+        return SearchParams(**base)
+
+    def scorer_fn(self):
+        """The reranker as a numpy function (rebuilt after every change of the weights)."""
+        return self.node_scorer.numpy_fn()
+
+    def search(self, trees: Sequence[Tree], query_vector: np.ndarray, k: int | None = None,
+               params: SearchParams | None = None, node_units=None, scorer=None, **overrides) -> list[Candidate]:
+        """:func:`vectree.retrieval.sprout.search.search_forest` with this model's threshold and reranker."""
+        params = params or self.search_params(**overrides)
+        fn = scorer or (self.scorer_fn() if params.rerank == "learned" else None)
+        return search_forest(trees, query_vector, params, k, node_units=node_units, node_scorer=fn)
+
+    @torch.no_grad()
+    def encode_query(self, xq: np.ndarray) -> np.ndarray:
+        """Query vector(s) from MiniLM query embedding(s)."""
+        t = torch.as_tensor(np.asarray(xq, dtype=np.float32))
+        return self.encode_query_tensor(t).numpy()
+
+    @torch.no_grad()
+    def contextualise(self, x: np.ndarray, para: Sequence[int], *, uniform_alpha: bool = False
+                      ) -> tuple[np.ndarray, np.ndarray]:
+        """Contextual chunk vectors ``(n, dim)`` and aggregated attention ``(n, n)`` of one document.
+
+        Documents longer than ``max_window_chunks`` are encoded window by window; chunk pairs in
+        different windows get attention 0 (they meet only near the root).
+        """
+        self.eval()
+        x = np.asarray(x, dtype=np.float32)
+        n = len(x)
+        para_t = torch.as_tensor(np.asarray(para, dtype=np.int64))
+        h = np.zeros_like(x)
+        att = np.zeros((n, n), dtype=np.float32)
+        alpha = torch.zeros_like(self.alpha) if uniform_alpha else self.alpha
+        step = max(1, self.config.max_window_chunks)
+        for a in range(0, n, step):
+            b = min(n, a + step)
+            hh, maps = self.encoder(torch.from_numpy(x[a:b]), para_t[a:b])
+            h[a:b] = hh.numpy()
+            att[a:b, a:b] = aggregate_attention(maps, alpha).numpy()
+        return h, att
+
+    def document_tree(self, x: np.ndarray, para: Sequence[int], weights: Sequence[float] | None = None, *,
+                      uniform_alpha: bool = False) -> DocumentTree:
+        """Build one document's tree from its MiniLM chunk embeddings and paragraph ids."""
+        if len(x) == 0:
+            raise ValueError("a document needs at least one chunk")
+        h, att = self.contextualise(x, para, uniform_alpha=uniform_alpha)
+        return DocumentTree(build_tree(mutual_attention(att), h, None if weights is None else np.asarray(weights)), att)
+
+    def n_parameters(self) -> int:
+        return int(sum(p.numel() for p in self.parameters()))
+
+
+# ---- save / load -------------------------------------------------------------------------
+def save_model(model: SproutModel, folder: str | os.PathLike) -> Path:
+    """Write ``model.safetensors`` + ``config.json`` into ``folder`` (created); returns it."""
+    from safetensors.torch import save_file
+
+    from vectree.retrieval.store import atomic_write_bytes
+
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    cfg = model.config
+    if not cfg.created:
+        cfg.created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    tensors = {k: v.detach().contiguous().clone() for k, v in model.state_dict().items()}
+    tmp = folder / f".{WEIGHTS_FILE}.tmp"
+    save_file(tensors, str(tmp), metadata={"format": "sprout", "base_encoder": cfg.base_encoder})
+    os.replace(tmp, folder / WEIGHTS_FILE)
+    atomic_write_bytes(folder / CONFIG_FILE, json.dumps(cfg.to_dict(), indent=1, sort_keys=True).encode())
+    return folder
+
+
+def load_model(folder: str | os.PathLike, *, check_embedder: bool = True) -> SproutModel:
+    """Load a model written by :func:`save_model`.  With ``check_embedder``, the configured
+    embedder (``vectree.retrieval.embed``) must be the model's base encoder."""
+    from safetensors.torch import load_file
+
+    folder = Path(folder)
+    cfg_path, w_path = folder / CONFIG_FILE, folder / WEIGHTS_FILE
+    if not cfg_path.exists() or not w_path.exists():
+        raise ModelNotFoundError(f"no SproutRAG model in {folder} (needs {CONFIG_FILE} and {WEIGHTS_FILE})")
+    cfg = SproutConfig.from_dict(json.loads(cfg_path.read_text()))
+    if check_embedder:
+        from vectree.retrieval.config import load_settings
+        from vectree.retrieval.embed import DEFAULT_MODEL_NAME, EmbedderInfo
+
+        configured = EmbedderInfo(load_settings().embed_model or DEFAULT_MODEL_NAME, cfg.base_dim)
+        EmbedderInfo(cfg.base_encoder, cfg.base_dim).check_compatible(configured, where="SproutRAG model")
+    model = SproutModel(cfg)
+    state = load_file(str(w_path))
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    if missing or unexpected:
+        raise ValueError(f"{w_path} does not match its config: missing {missing}, unexpected {unexpected}")
+    model.eval()
+    return model
+
+
+# ---- models in a store ---------------------------------------------------------------------
+def models_dir(store) -> Path:
+    return Path(store.sprout_dir) / "models"
+
+
+def current_model_dir(store) -> Path | None:
+    """The live model's folder in ``store``, or ``None`` when none was trained."""
+    pointer = models_dir(store) / "CURRENT"
+    if not pointer.exists():
+        return None
+    folder = models_dir(store) / pointer.read_text().strip()
+    return folder if (folder / WEIGHTS_FILE).exists() else None
+
+
+def publish_model(store, model: SproutModel) -> Path:
+    """Save ``model`` under ``<store>/sprout/models/<model_id>`` and make it the live one."""
+    from vectree.retrieval.store import atomic_write_bytes
+
+    if not model.config.model_id:
+        raise ValueError("a published model needs a model_id")
+    folder = save_model(model, models_dir(store) / model.config.model_id)
+    atomic_write_bytes(models_dir(store) / "CURRENT", model.config.model_id.encode())
+    return folder
+
+
+def load_current_model(store) -> SproutModel:
+    folder = current_model_dir(store)
+    if folder is None:
+        raise ModelNotFoundError(
+            f"no trained SproutRAG model in {store.sprout_dir}; run `vectree sprout train` "
+            "(or materialise sprout_model with config train: true)"
+        )
+    return load_model(folder)

@@ -1,0 +1,286 @@
+"""Hierarchical beam search over SproutRAG trees, reranking, and selection.
+
+For one query vector ``q`` and one tree:
+
+1. every node is scored by the cosine of ``q`` and its (normalised) progressive embedding;
+2. **beam search** from the root: at each level the children of the beam are scored by that
+   cosine and the ``beam_width`` best kept; every node the search visits, at any level, is a
+   candidate (:func:`beam_search`);
+3. **threshold**: a candidate stays when its score passes the learned ``tau`` (and it has at most
+   ``max_sentences`` sentences: a node holding most of a long paper is no answer unit).  With the default
+   ``rerank="learned"`` the score is the learned reranker's logit (below); with the other
+   rerankers it is the node's cosine;
+4. **rerank and select** at most ``k`` nodes, never a node together with one of its descendants
+   or ancestors (:func:`_select`).  Rerankers:
+
+   * ``"learned"`` (default): the model's node scorer maps :func:`node_features` (the node's
+     cosine; its leaves' mean, max and min cosine; its size; scores relative to the best of the
+     search and to the document; what its parent and sibling add; its cohesion) to the logit of
+     the node's precision ``p``; nodes are picked greedily to maximise
+     ``(sum p * sentences)^2 / (sum sentences)`` -- the expected recall x precision of the whole
+     answer set -- stopping when no candidate raises it.  This is how candidates from different
+     levels are compared: a big node wins only when most of it is expected to be relevant, and a
+     query whose evidence is one node gets one node, not k;
+   * ``"expected_ie"`` / ``"leaf_expected_ie"``: the same greedy with ``p`` calibrated from the
+     node's own cosine, or summed over its leaves' calibrated cosines (no learned scorer);
+   * ``"cosine"``: the node's cosine, the plain reading of the method.
+
+Across many documents (:func:`search_forest`) each document is searched on its own -- by default
+only the ``route_docs`` documents whose best leaf scores highest (the "Layer 0" routing) -- and
+the candidates are merged before selection.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from .tree import Tree
+
+RERANKERS = ("learned", "cosine", "expected_ie", "leaf_expected_ie")
+
+
+@dataclass
+class SearchParams:
+    """Retrieval settings; the model's config holds the trained ``tau``/``tau_temperature``."""
+
+    beam_width: int = 5
+    top_k: int = 10
+    tau: float = 0.3
+    tau_temperature: float = 0.05
+    rerank: str = "learned"
+    min_results: int = 1  # return at least this many nodes even when none passes tau
+    route_docs: int | None = 8  # search only the best documents (by best leaf), None: all
+    leaves_only: bool = False  # ablation: candidates are the leaves only, no tree
+    fill_k: bool = False  # ablation: always return k nodes (no early stop of the expected-IE greedy)
+    max_sentences: int | None = 40  # nodes larger than this are traversed but never returned
+
+    def __post_init__(self) -> None:
+        if self.rerank not in RERANKERS:
+            raise ValueError(f"rerank must be one of {RERANKERS}, got {self.rerank!r}")
+        if self.beam_width < 1 or self.top_k < 1:
+            raise ValueError("beam_width and top_k must be at least 1")
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+@dataclass
+class Candidate:
+    doc: int  # index of the document in the forest
+    node: int
+    score: float  # cosine of the node
+    expected: float = 0.0  # expected relevant sentences (expected_ie)
+    weight: float = 1.0  # sentences in the node
+    rank_score: float = 0.0  # what the reranker ranked by
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    norm = np.linalg.norm(v, axis=-1, keepdims=True)
+    return v / np.maximum(norm, 1e-12)
+
+
+def beam_search(tree: Tree, node_scores: np.ndarray, beam_width: int) -> list[int]:
+    """Nodes visited by a beam search from the root, in visiting order (root first).
+
+    At each level the children of every beam node are scored (``node_scores``) and the
+    ``beam_width`` best children form the next beam; leaves end their branch.
+    """
+    visited = [tree.root]
+    beam = [tree.root] if not tree.is_leaf(tree.root) else []
+    children = tree.children
+    while beam:
+        kids = children[beam].reshape(-1)
+        if len(kids) > beam_width:
+            kids = kids[np.argsort(-node_scores[kids], kind="stable")[:beam_width]]
+        visited.extend(int(v) for v in kids)
+        beam = [int(v) for v in kids if v >= tree.n_leaves]
+    return visited
+
+
+def leaf_probabilities(leaf_scores: np.ndarray, tau: float, temperature: float) -> np.ndarray:
+    """Calibrated relevance of each leaf: ``sigmoid((score - tau) / temperature)``."""
+    return 1.0 / (1.0 + np.exp(-(leaf_scores - tau) / max(temperature, 1e-6)))
+
+
+def expected_relevant(tree: Tree, leaf_prob: np.ndarray) -> np.ndarray:
+    """Expected relevant sentences under every node: the sum of ``leaf_prob * weight`` over its
+    leaves, in O(n) with prefix sums over the depth-first leaf order."""
+    w = tree.weight[: tree.n_leaves]
+    ordered = (leaf_prob * w)[tree.leaf_order]
+    prefix = np.concatenate([[0.0], np.cumsum(ordered)])
+    return prefix[tree.hi] - prefix[tree.lo]
+
+
+FEATURE_NAMES = (
+    "node_cos", "leaf_mean", "leaf_max", "leaf_min", "log_sentences", "doc_fraction",
+    "leaf_max_vs_best", "leaf_mean_vs_best", "node_cos_vs_best", "leaf_mean_z", "leaf_max_z",
+    "parent_gain", "sibling_gain", "cohesion",
+)
+N_FEATURES = len(FEATURE_NAMES)
+
+
+def _range_reduce(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, fn) -> np.ndarray:
+    """``fn``-reduction (np.maximum / np.minimum) of ``values[lo:hi]`` for every interval, with a
+    sparse table: O(n log n) to build, O(1) per interval, all vectorised."""
+    n = len(values)
+    levels = [values]
+    k = 1
+    while (1 << k) <= n:
+        prev, half = levels[-1], 1 << (k - 1)
+        levels.append(fn(prev[:-half], prev[half:]))
+        k += 1
+    table = np.empty((len(levels), n), dtype=values.dtype)
+    for j, row in enumerate(levels):
+        table[j, : len(row)] = row
+        table[j, len(row):] = row[-1]
+    length = hi - lo
+    j = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
+    return fn(table[j, lo], table[j, hi - (1 << j)])
+
+
+def node_features(tree: Tree, leaf_scores: np.ndarray, node_scores: np.ndarray, best_leaf: float | None = None,
+                  best_node: float | None = None) -> np.ndarray:
+    """Features of every node for the learned reranker, ``(n_nodes, N_FEATURES)`` float32.
+
+    From the query's cosines to the node (progressive embedding) and to its leaves: the leaves'
+    mean (by sentences), max and min; the node's size; scores relative to the best leaf / node of
+    the whole search (``best_leaf``/``best_node``, default this tree's) and to this document's
+    score distribution; how much the parent and the sibling add; and the node's cohesion (the rank
+    of the mutual attention that formed it among the document's merges, 1 for leaves).
+    """
+    n = tree.n_leaves
+    order = tree.leaf_order
+    w = tree.weight[:n]
+    ls = np.asarray(leaf_scores, dtype=np.float64)
+    ordered_s, ordered_w = ls[order], w[order]
+    pw = np.concatenate([[0.0], np.cumsum(ordered_w)])
+    pws = np.concatenate([[0.0], np.cumsum(ordered_w * ordered_s)])
+    size = pw[tree.hi] - pw[tree.lo]
+    mean = (pws[tree.hi] - pws[tree.lo]) / np.maximum(size, 1e-9)
+    mx = _range_reduce(ordered_s, tree.lo, tree.hi, np.maximum)
+    mn = _range_reduce(ordered_s, tree.lo, tree.hi, np.minimum)
+    best_leaf = float(ls.max()) if best_leaf is None else best_leaf
+    best_node = float(np.max(node_scores)) if best_node is None else best_node
+    doc_mean = float((w * ls).sum() / w.sum())
+    doc_std = float(np.sqrt((w * (ls - doc_mean) ** 2).sum() / w.sum())) + 1e-3
+    parent = np.where(tree.parent >= 0, tree.parent, np.arange(tree.n_nodes))
+    kids = tree.children[parent]
+    sibling = np.where(kids[:, 0] == np.arange(tree.n_nodes), kids[:, 1], kids[:, 0])
+    sibling = np.where(tree.parent >= 0, sibling, np.arange(tree.n_nodes))
+    cohesion = np.ones(tree.n_nodes)
+    if tree.n_nodes > n and tree.strength is not None:
+        inner = tree.strength[n:]
+        ranks = np.argsort(np.argsort(inner, kind="stable"), kind="stable")
+        cohesion[n:] = (ranks + 1) / len(inner)
+    f = np.stack([
+        node_scores, mean, mx, mn, np.log(size), size / size[tree.root],
+        mx - best_leaf, mean - best_leaf, node_scores - best_node, (mean - doc_mean) / doc_std,
+        (mx - doc_mean) / doc_std, mean[parent] - mean, mean[sibling] - mean, cohesion,
+    ], axis=1)
+    return f.astype(np.float32)
+
+
+
+def _select(doc: np.ndarray, lo: np.ndarray, hi: np.ndarray, score: np.ndarray, expected: np.ndarray,
+            weight: np.ndarray, greedy_ie: bool, k: int, fill_k: bool) -> list[int]:
+    """Indices of at most ``k`` candidates, none nested in another (vectorised).
+
+    Nodes of one tree either nest or are disjoint, so two candidates conflict exactly when they
+    are in the same document and their leaf intervals ``[lo, hi)`` intersect.
+    """
+    alive = np.ones(len(doc), dtype=bool)
+    chosen: list[int] = []
+    got = cost = best = 0.0
+    while alive.any() and len(chosen) < k:
+        if greedy_ie:
+            value = np.where(alive, (got + expected) ** 2 / (cost + weight), -np.inf)
+        else:
+            value = np.where(alive, score, -np.inf)
+        i = int(np.argmax(value))
+        if greedy_ie and chosen and value[i] <= best and not fill_k:
+            break  # nothing left raises the expected recall x precision
+        chosen.append(i)
+        got, cost, best = got + expected[i], cost + weight[i], float(value[i])
+        alive &= ~((doc == doc[i]) & (lo < hi[i]) & (lo[i] < hi))
+    return chosen
+
+
+def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams, k: int | None = None,
+                  node_units: Sequence[np.ndarray] | None = None,
+                  node_scorer: Callable[[np.ndarray], np.ndarray] | None = None) -> list[Candidate]:
+    """Search several documents' trees for one query vector and merge (see the module docstring).
+
+    ``node_units`` (optional, per tree): the normalised node vectors, precomputed by the caller
+    to save the normalisation on every query.  ``node_scorer`` (needed by ``rerank="learned"``):
+    maps :func:`node_features` rows to logits of the node's precision (the model's reranker).
+    """
+    if params.rerank == "learned" and node_scorer is None:
+        raise ValueError('rerank="learned" needs the model\'s node_scorer')
+    k = k or params.top_k
+    if not trees:
+        return []
+    q = _unit(np.asarray(query, dtype=np.float32))
+    units = node_units if node_units is not None else [_unit(t.vectors) for t in trees]
+    scores = [u @ q for u in units]
+    order = np.arange(len(trees))
+    if params.route_docs is not None and len(trees) > params.route_docs:
+        best_leaf = np.array([s[: t.n_leaves].max() for s, t in zip(scores, trees)])
+        order = np.argsort(-best_leaf, kind="stable")[: params.route_docs]
+    best_leaf = max(float(scores[d][: trees[d].n_leaves].max()) for d in order)
+    best_node = max(float(scores[d].max()) for d in order)
+    parts = []
+    for d in order:
+        t, s = trees[d], scores[d]
+        nodes = np.arange(t.n_leaves) if params.leaves_only else np.array(beam_search(t, s, params.beam_width))
+        if params.rerank == "learned":
+            # the reranker's logit is the candidate score: tau gates it, sigmoid(logit) estimates precision
+            logit = node_scorer(node_features(t, s[: t.n_leaves], s, best_leaf, best_node)[nodes])
+            expected = t.weight[nodes] / (1.0 + np.exp(-logit))
+            gate, rank = logit, logit
+        elif params.rerank == "expected_ie":
+            expected = leaf_probabilities(s[nodes], params.tau, params.tau_temperature) * t.weight[nodes]
+            gate, rank = s[nodes], s[nodes]
+        elif params.rerank == "leaf_expected_ie":
+            expected = expected_relevant(t, leaf_probabilities(s[: t.n_leaves], params.tau, params.tau_temperature))[nodes]
+            gate, rank = s[nodes], s[nodes]
+        else:
+            expected = np.zeros(len(nodes))
+            gate, rank = s[nodes], s[nodes]
+        parts.append((np.full(len(nodes), d), nodes, s[nodes], expected, t.weight[nodes], t.lo[nodes], t.hi[nodes],
+                      gate, rank))
+    doc, node, score, expected, weight, lo, hi, gate, rank = (np.concatenate(c) for c in zip(*parts))
+    greedy = params.rerank != "cosine"
+    # an answer unit must stay readable: huge nodes (a whole long paper) are never returned
+    size_ok = weight <= params.max_sentences if params.max_sentences else np.ones(len(weight), dtype=bool)
+    if not size_ok.any():
+        size_ok[:] = True
+    passed = (gate >= params.tau) & size_ok
+    idx = np.flatnonzero(passed)
+    chosen = [int(idx[i]) for i in _select(doc[idx], lo[idx], hi[idx], rank[idx], expected[idx], weight[idx],
+                                           greedy, k, params.fill_k)]
+    want = min(params.min_results, k)
+    if len(chosen) < want:
+        # nothing (or too little) passed tau: the best of the rest, by the same reranker, not nesting
+        rest = np.flatnonzero(~passed & size_ok)
+        keep = np.ones(len(rest), dtype=bool)
+        for c in chosen:
+            keep &= ~((doc[rest] == doc[c]) & (lo[rest] < hi[c]) & (lo[c] < hi[rest]))
+        rest = rest[keep]
+        extra = _select(doc[rest], lo[rest], hi[rest], rank[rest], expected[rest], weight[rest], greedy,
+                        want - len(chosen), True)
+        chosen += [int(rest[i]) for i in extra]
+    out = []
+    for i in chosen:
+        out.append(Candidate(int(doc[i]), int(node[i]), float(score[i]), float(expected[i]), float(weight[i]),
+                             float(rank[i])))
+    return out
+
+
+def retrieve_in_paper(store, doc_id: str, query: str, k: int = 5, **overrides):
+    """SproutRAG nodes of one stored paper; see :func:`vectree.retrieval.sprout.papers.retrieve_in_paper`."""
+    from .papers import retrieve_in_paper as _retrieve
+
+    return _retrieve(store, doc_id, query, k, **overrides)
