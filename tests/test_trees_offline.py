@@ -37,7 +37,7 @@ def demo_parsed(demo_pdfs):
 
 
 def test_layout_headings_of_the_demo_corpus_match_the_truth(demo_parsed):
-    from vectree.retrieval.demo import demo_headings
+    from vectree.demo import demo_headings
 
     for slug, parsed in demo_parsed.items():
         truth = demo_headings(slug)
@@ -54,7 +54,7 @@ def test_layout_headings_of_the_demo_corpus_match_the_truth(demo_parsed):
 
 
 def test_demo_outline_papers_use_their_outline(demo_parsed):
-    from vectree.retrieval.demo import OUTLINE_SLUGS, demo_headings
+    from vectree.demo import OUTLINE_SLUGS, demo_headings
 
     assert OUTLINE_SLUGS
     for slug in OUTLINE_SLUGS:

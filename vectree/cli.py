@@ -128,7 +128,7 @@ def status(store_root: str | None) -> None:
               help="Where to write the demo PDFs (default: <store>/demo-corpus).")
 def demo(store_root: str | None, out: str | None) -> None:
     """Write the project's demo corpus (8 short papers), ingest it, and show what was built."""
-    from vectree.retrieval.demo import build_demo_corpus
+    from vectree.demo import build_demo_corpus
     from vectree.retrieval.store import Store
 
     settings = load_settings(store_root)
