@@ -9,9 +9,8 @@ import pytest
 from vectree.retrieval.pdf import parse_pdf
 from vectree.retrieval.trees.evaluate import outline_gold, score
 from vectree.retrieval.trees.normalize import MatchText, title_key
-from vectree.retrieval.trees.offline import (
-    extract_offline, extractive_summary, document_idf, section_ranges, split_sentences,
-)
+from vectree.retrieval.trees.offline import extract_offline
+from vectree.retrieval.trees.summaries import document_idf, extractive_summary, section_ranges, split_sentences
 from vectree.retrieval.trees.schema import assemble_tree, check_invariants
 from vectree.retrieval.trees.verify import verify_entries
 
