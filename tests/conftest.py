@@ -47,7 +47,7 @@ def shared_pdfs(shared_data) -> list[Path]:
 @pytest.fixture(scope="session")
 def demo_pdfs(tmp_path_factory) -> list[Path]:
     """The project's demo corpus rendered once per test session."""
-    from vectree.retrieval.demo import build_demo_corpus
+    from vectree.demo import build_demo_corpus
 
     return build_demo_corpus(tmp_path_factory.mktemp("demo-corpus"))
 

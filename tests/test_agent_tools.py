@@ -9,7 +9,7 @@ import pytest
 from vectree.agent.navigator import OfflineNavigator
 from vectree.agent.tokens import count_tokens
 from vectree.agent.tools import TOOL_NAMES, Toolbox, ToolError, openai_tools, validate_arguments
-from vectree.retrieval.demo import DEMO_QUESTIONS, demo_headings, expected_pages
+from vectree.demo import DEMO_QUESTIONS, demo_headings, expected_pages
 from vectree.retrieval.trees.normalize import title_key
 
 

@@ -10,7 +10,7 @@ import pytest
 from vectree.assets.partitions import papers_partitions
 from vectree.pipelines.definitions import defs
 from vectree.pipelines.refresh import QUIET_RUN_CONFIG, instance_for
-from vectree.pipelines.resources import VectreeStore
+from vectree.assets.resources import VectreeStore
 from tests import pdfmaker
 from vectree.cli import run_ingest
 

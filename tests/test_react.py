@@ -7,7 +7,7 @@ import pytest
 from vectree.agent.llm import LLMClient
 from vectree.agent.react import FORCE_ANSWER, SYSTEM_PROMPT, ReactAgent
 from vectree.agent.tools import Toolbox
-from vectree.retrieval.demo import DEMO_QUESTIONS, expected_pages
+from vectree.demo import DEMO_QUESTIONS, expected_pages
 from tests.fake_openai import Reply, fake_openai  # noqa: F401  (the fixture)
 
 

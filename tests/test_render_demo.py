@@ -1,4 +1,4 @@
-"""Tests for the PDF renderer (retrieval.render) and the demo corpus (retrieval.demo).
+"""Tests for the PDF renderer (vectree.demo.render) and the demo corpus (vectree.demo).
 
 Everything runs against real PyMuPDF output written under pytest's tmp_path.
 """
@@ -15,7 +15,7 @@ from pathlib import Path
 import pymupdf
 import pytest
 
-from vectree.retrieval.demo import (
+from vectree.demo import (
     DEMO_PAPERS,
     DEMO_QUESTIONS,
     OUTLINE_SLUGS,
@@ -24,16 +24,8 @@ from vectree.retrieval.demo import (
     expected_pages,
     render_demo_paper,
 )
-from vectree.retrieval.render import (
-    Figure,
-    Paper,
-    Section,
-    Series,
-    Table,
-    normalize_text,
-    render_paper,
-    render_paper_bytes,
-)
+from vectree.demo.model import Figure, Paper, Section, Series, Table, normalize_text
+from vectree.demo.render import render_paper, render_paper_bytes
 
 ROOT = Path(__file__).resolve().parents[1]
 SLUGS = [p.slug for p in DEMO_PAPERS]
@@ -143,7 +135,7 @@ def test_build_is_byte_identical(tmp_path, corpus):
 
 def test_build_is_identical_across_processes(tmp_path, corpus):
     code = (
-        "import sys, hashlib; from retrieval.demo import build_demo_corpus\n"
+        "import sys, hashlib; from vectree.demo import build_demo_corpus\n"
         "for p in build_demo_corpus(sys.argv[1]): print(p.name, hashlib.sha256(p.read_bytes()).hexdigest())\n"
     )
     res = subprocess.run(

@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from vectree.assets.search import search_index
-from vectree.pipelines.resources import VectreeStore
+from vectree.assets.resources import VectreeStore
 from vectree.retrieval.search import SearchIndex, read_entries
 from tests.test_search_corpus import PAPERS, make_store, papers_copy, write_catalog
 from vectree.cli import main

@@ -14,7 +14,7 @@ import httpx
 import pytest
 import uvicorn
 
-from vectree.retrieval.demo import DEMO_QUESTIONS, expected_pages
+from vectree.demo import DEMO_QUESTIONS, expected_pages
 from vectree.service.http import create_app
 
 

@@ -13,7 +13,7 @@ from vectree.assets.ingest import corpus_manifest, paper_pages
 from vectree.assets.partitions import papers_partitions
 from vectree.assets.trees import section_tree
 from vectree.pipelines.refresh import QUIET_RUN_CONFIG
-from vectree.pipelines.resources import VectreeStore
+from vectree.assets.resources import VectreeStore
 from vectree.retrieval.trees.schema import TreeNode, check_invariants, indexable_nodes, read_tree
 from tests import pdfmaker
 from tests.fake_openai import Reply, fake_openai  # noqa: F401  (the fixture)

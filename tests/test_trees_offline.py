@@ -9,9 +9,8 @@ import pytest
 from vectree.retrieval.pdf import parse_pdf
 from vectree.retrieval.trees.evaluate import outline_gold, score
 from vectree.retrieval.trees.normalize import MatchText, title_key
-from vectree.retrieval.trees.offline import (
-    extract_offline, extractive_summary, document_idf, section_ranges, split_sentences,
-)
+from vectree.retrieval.trees.offline import extract_offline
+from vectree.retrieval.trees.summaries import document_idf, extractive_summary, section_ranges, split_sentences
 from vectree.retrieval.trees.schema import assemble_tree, check_invariants
 from vectree.retrieval.trees.verify import verify_entries
 
@@ -37,7 +36,7 @@ def demo_parsed(demo_pdfs):
 
 
 def test_layout_headings_of_the_demo_corpus_match_the_truth(demo_parsed):
-    from vectree.retrieval.demo import demo_headings
+    from vectree.demo import demo_headings
 
     for slug, parsed in demo_parsed.items():
         truth = demo_headings(slug)
@@ -54,7 +53,7 @@ def test_layout_headings_of_the_demo_corpus_match_the_truth(demo_parsed):
 
 
 def test_demo_outline_papers_use_their_outline(demo_parsed):
-    from vectree.retrieval.demo import OUTLINE_SLUGS, demo_headings
+    from vectree.demo import OUTLINE_SLUGS, demo_headings
 
     assert OUTLINE_SLUGS
     for slug in OUTLINE_SLUGS:

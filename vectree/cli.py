@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 import sys
 import time
 from pathlib import Path
@@ -12,6 +14,8 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
+from vectree import commands
+from vectree.commands.agent import print_answer
 from vectree.retrieval.config import load_settings, set_offline_model_env
 from vectree.retrieval.threads import limit_blas_threads
 
@@ -36,20 +40,14 @@ def main() -> None:
 
 
 def run_ingest(paths: list[str], store_root: str | None, *, force: bool = False, quiet: bool = False):
-    """Register ``paths`` as corpus sources of the store and run the pipeline in-process."""
-    from vectree.pipelines.definitions import defs
-    from vectree.pipelines.refresh import refresh
-    from vectree.pipelines.resources import VectreeStore
+    """Register ``paths`` as corpus sources of the store and run the pipeline in-process, with a
+    progress bar (the work is :func:`vectree.pipelines.ingest.ingest_paths`)."""
+    # why local: the pipeline loads Dagster (~3 s); `vectree --help` and the query commands skip it
+    from vectree.pipelines.ingest import ingest_paths
 
-    settings = load_settings(store_root)
-    resource = VectreeStore(
-        store_root=str(settings.store_root), corpus_dirs=[str(p) for p in settings.corpus_dirs],
-        max_pages=settings.max_pages,
-    )
     for p in paths:
         if not Path(p).exists():
             raise click.BadParameter(f"no such file or folder: {p}", param_hint="PATH")
-    resource.register_sources(list(paths))
     started = time.perf_counter()
     with Progress(
         TextColumn("[bold]ingest[/]"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -60,9 +58,9 @@ def run_ingest(paths: list[str], store_root: str | None, *, force: bool = False,
         def on_paper(doc_id: str, i: int, n: int) -> None:
             progress.update(task, total=n, completed=i, description=doc_id)
 
-        report = refresh(defs, resource, force=force, on_paper=on_paper)
+        store, report = ingest_paths(paths, store_root, force=force, on_paper=on_paper)
         progress.update(task, completed=len(report.plan.run))
-    return resource.store, report, time.perf_counter() - started
+    return store, report, time.perf_counter() - started
 
 
 def print_status(store, report=None) -> None:
@@ -117,7 +115,7 @@ def ingest(paths: tuple[str, ...], store_root: str | None, force: bool) -> None:
 @_store_option
 def status(store_root: str | None) -> None:
     """Every paper in the store with its status, and the reason for each one that failed."""
-    from vectree.retrieval.store import Store
+    from vectree.retrieval.store import Store  # why local: pyarrow (~0.2 s), not needed by --help
 
     print_status(Store(load_settings(store_root).store_root))
 
@@ -128,7 +126,11 @@ def status(store_root: str | None) -> None:
               help="Where to write the demo PDFs (default: <store>/demo-corpus).")
 def demo(store_root: str | None, out: str | None) -> None:
     """Write the project's demo corpus (8 short papers), ingest it, and show what was built."""
-    from vectree.retrieval.demo import build_demo_corpus
+    # why local: the typesetter, the store and the agent load PyMuPDF, pyarrow and openai (~1.5 s);
+    # every other command (and --help) would pay for them
+    from vectree.agent.ask import ask
+    from vectree.agent.tools import Toolbox
+    from vectree.demo import build_demo_corpus
     from vectree.retrieval.store import Store
 
     settings = load_settings(store_root)
@@ -140,10 +142,6 @@ def demo(store_root: str | None, out: str | None) -> None:
     print_status(Store(settings.store_root), report)
     if report.failed_runs:
         sys.exit(1)
-    from vectree.agent.ask import ask
-    from vectree.agent.tools import Toolbox
-    from vectree.commands.agent import print_answer
-
     toolbox = Toolbox(store)
     console.rule("two questions about the demo corpus")
     for question in DEMO_ASKS:
@@ -160,11 +158,6 @@ DEMO_ASKS = (
 
 
 def _register_command_modules() -> None:
-    import importlib
-    import pkgutil
-
-    from vectree import commands
-
     for mod in sorted(pkgutil.iter_modules(commands.__path__), key=lambda m: m.name):
         importlib.import_module(f"vectree.commands.{mod.name}").register(main)
 

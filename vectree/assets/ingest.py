@@ -6,11 +6,11 @@ from collections import Counter
 
 import dagster as dg
 
-from vectree.pipelines.resources import VectreeStore
 from vectree.retrieval.corpus import SourceFile
 from vectree.retrieval.ingest import build_catalog, ingest_paper
 
 from .partitions import CORPUS, PAPER, papers_partitions
+from .resources import VectreeStore
 
 GROUP = "ingest"
 

@@ -4,17 +4,16 @@ import time
 
 import dagster as dg
 
-from vectree.pipelines.resources import VectreeStore
 from vectree.retrieval.embed import get_embedder
 from vectree.retrieval.passages import build_passages, passages_path, write_passages
 from vectree.retrieval.store import StoreError
+from vectree.retrieval.trees.schema import read_tree
 
 from .partitions import PAPER, papers_partitions
+from .resources import VectreeStore
 
 
 def _tree_or_empty(store, doc_id):
-    from vectree.retrieval.trees.schema import read_tree
-
     try:
         return read_tree(store, doc_id)
     except StoreError:

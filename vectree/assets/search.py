@@ -6,10 +6,10 @@ from collections import Counter
 
 import dagster as dg
 
-from vectree.pipelines.resources import VectreeStore
 from vectree.retrieval.search import read_entries, update_index
 
 from .partitions import CORPUS
+from .resources import VectreeStore
 
 GROUP = "search"
 

@@ -17,10 +17,9 @@ import time
 
 import dagster as dg
 
-from vectree.pipelines.resources import VectreeStore
-
 from .ingest import paper_pages
 from .partitions import MODEL, PAPER, papers_partitions
+from .resources import VectreeStore
 
 GROUP = "sprout"
 

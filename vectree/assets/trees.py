@@ -2,12 +2,12 @@
 
 import dagster as dg
 
-from vectree.pipelines.resources import VectreeStore
 from vectree.retrieval.config import load_settings
 from vectree.retrieval.trees.build import DEFAULT_REPAIR_ROUNDS, build_tree
 from vectree.retrieval.trees.schema import check_invariants, read_tree, tree_stats
 
 from .partitions import PAPER, papers_partitions
+from .resources import VectreeStore
 
 GROUP = "trees"
 VERIFIED_WARN_THRESHOLD = 0.9

@@ -14,7 +14,7 @@ err = Console(stderr=True)
 
 
 def _resource(store_root):
-    from vectree.pipelines.resources import VectreeStore
+    from vectree.assets.resources import VectreeStore
     from vectree.retrieval.config import load_settings
 
     s = load_settings(store_root)

@@ -57,7 +57,7 @@ LAYOUTS: dict[str, Layout] = {
                                                                "full_text.paragraphs", "qas.question",
                                                                "qas.question_id", "qas.answers")),
         FileSpec("led-fixture/qasper_sample_small.json", "json-dict", ("title", "abstract", "full_text", "qas")),
-    ), "QASPER full-text papers, rendered to PDF by retrieval.render"),
+    ), "QASPER full-text papers, rendered to PDF by vectree.demo.render"),
     "pubmedqa": Layout("pubmedqa", (
         FileSpec("corpus.jsonl", "jsonl", ("pmid", "contexts", "labels")),
         FileSpec("questions.jsonl", "jsonl", ("pmid", "question", "final_decision")),

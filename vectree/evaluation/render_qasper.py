@@ -2,7 +2,7 @@
 
 QASPER gives papers as text (title, abstract, sections of paragraphs, figure and table captions)
 and marks each answer's evidence as whole paragraphs.  :func:`render_qasper_paper` typesets one
-paper with :func:`vectree.retrieval.render.render_paper` (unnumbered headings, as QASPER prints them),
+paper with :func:`vectree.demo.render.render_paper` (unnumbered headings, as QASPER prints them),
 which reports the page(s) of every paragraph it placed; :meth:`RenderedQasper.evidence_pages`
 then maps an evidence paragraph to its pages by exact (whitespace-insensitive) text match.
 
@@ -29,6 +29,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
+
+from vectree.demo import media, model, render
+from vectree.demo.model import Paper, Section, normalize_text
+from vectree.demo.render import render_paper
 
 FLOAT_PREFIX = "FLOAT SELECTED:"
 FLOATS_SECTION = "Figures and Tables"
@@ -70,9 +74,7 @@ class QasperPaperText:
 
 
 def to_render_paper(paper: QasperPaperText):
-    """The :class:`vectree.retrieval.render.Paper` for a QASPER paper (see the module doc for the rules)."""
-    from vectree.retrieval.render import Paper, Section
-
+    """The :class:`vectree.demo.model.Paper` for a QASPER paper (see the module doc for the rules)."""
     top: list[Section] = []
     path: list[tuple[str, Section]] = []  # the open section at each level
     for name, paragraphs in paper.sections:
@@ -106,8 +108,6 @@ class RenderedQasper:
 
     def evidence_pages(self, evidence: str) -> list[int] | None:
         """Pages of one QASPER evidence string (``None`` when it matches nothing rendered)."""
-        from vectree.retrieval.render import normalize_text
-
         text = evidence.strip()
         if text.startswith(FLOAT_PREFIX):
             text = text[len(FLOAT_PREFIX):].strip()
@@ -125,14 +125,15 @@ class RenderedQasper:
 
 
 def _renderer_hash() -> str:
-    import vectree.retrieval.render as render
-    return hashlib.sha256(Path(render.__file__).read_bytes()).hexdigest()[:16]
+    """Hash of the typesetter's source (data model, fonts/figures, layout): a change re-renders."""
+    digest = hashlib.sha256()
+    for module in (model, media, render):
+        digest.update(Path(module.__file__).read_bytes())
+    return digest.hexdigest()[:16]
 
 
 def render_qasper_paper(paper: QasperPaperText, out_dir: str | Path) -> RenderedQasper:
     """Render ``paper`` to ``<out_dir>/<paper_id>.pdf`` (or reuse the cached render)."""
-    from vectree.retrieval.render import render_paper
-
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     safe = "".join(c if c.isalnum() or c in ".-_" else "_" for c in paper.paper_id)
@@ -159,21 +160,3 @@ def render_qasper_paper(paper: QasperPaperText, out_dir: str | Path) -> Rendered
 def render_all(papers: Sequence[QasperPaperText], out_dir: str | Path) -> dict[str, RenderedQasper]:
     return {p.paper_id: render_qasper_paper(p, out_dir) for p in papers}
 
-
-def main(argv: list[str] | None = None) -> None:
-    """``python -m evaluation.render_qasper DATA_DIR OUT_DIR``: render every paper of a qasper folder."""
-    import argparse
-
-    from .loaders.qasper import read_qasper_texts
-
-    ap = argparse.ArgumentParser(description="Render the QASPER papers of a qasper folder to PDF.")
-    ap.add_argument("data_dir")
-    ap.add_argument("out_dir")
-    args = ap.parse_args(argv)
-    for paper in read_qasper_texts(args.data_dir):
-        r = render_qasper_paper(paper, args.out_dir)
-        print(f"{r.paper_id}: {r.n_pages} pages -> {r.pdf}")
-
-
-if __name__ == "__main__":  # pragma: no cover
-    main()

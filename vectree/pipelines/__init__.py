@@ -1,1 +1,5 @@
-"""Dagster wiring only: definitions, jobs, schedules, sensors, resources."""
+"""Dagster wiring only: definitions, jobs, schedules, sensors, and the in-process refresh/ingest.
+
+It imports the assets (and their store resource, ``vectree.assets.resources``); nothing in
+``assets`` imports it back.
+"""

@@ -7,17 +7,24 @@ import json
 import dagster as dg
 
 from vectree.assets.partitions import papers_partitions
+from vectree.assets.resources import VectreeStore
 
 from .jobs import corpus_job, paper_job
-from .refresh import plan_refresh
-from .resources import VectreeStore
+from .refresh import paper_asset_keys, plan_refresh
 
 
-def _paper_plan(context, vectree: VectreeStore, paper_asset_keys):
+def _paper_plan(context, vectree: VectreeStore):
+    # the per-paper asset keys come from the repository being evaluated, not from
+    # ``definitions`` (which imports this module: reading them there made an import cycle)
+    if context.repository_def is None:
+        raise dg.DagsterInvariantViolationError(
+            "the corpus sensor and schedule need their repository: pass definitions= "
+            "(build_sensor_context) or repository_def= (build_schedule_context)")
+    keys = paper_asset_keys(context.repository_def.asset_graph)
     files = vectree.scan()
     doc_ids = sorted({f.doc_id for f in files})
     existing = context.instance.get_dynamic_partitions(papers_partitions.name)
-    materialized = {k: set(context.instance.get_materialized_partitions(k)) for k in paper_asset_keys}
+    materialized = {k: set(context.instance.get_materialized_partitions(k)) for k in keys}
     return doc_ids, plan_refresh(doc_ids, existing, materialized)
 
 
@@ -28,9 +35,7 @@ def _paper_plan(context, vectree: VectreeStore, paper_asset_keys):
     "paper partitions, requests a run per new paper, and a corpus run when papers only left.",
 )
 def corpus_sensor(context: dg.SensorEvaluationContext, vectree: VectreeStore) -> dg.SensorResult:
-    from .definitions import PAPER_ASSET_KEYS
-
-    doc_ids, plan = _paper_plan(context, vectree, PAPER_ASSET_KEYS)
+    doc_ids, plan = _paper_plan(context, vectree)
     fingerprint = hashlib.sha256(json.dumps(doc_ids).encode()).hexdigest()[:16]
     if not plan.changed and context.cursor == fingerprint:
         return dg.SensorResult(skip_reason="corpus unchanged", cursor=fingerprint)
@@ -72,9 +77,7 @@ def corpus_after_papers(context: dg.RunStatusSensorContext):
              description="Daily corpus refresh: rescan the folders, parse new and changed papers "
              "(the corpus rebuild follows through corpus_after_papers).")
 def daily_refresh(context: dg.ScheduleEvaluationContext, vectree: VectreeStore):
-    from .definitions import PAPER_ASSET_KEYS
-
-    _, plan = _paper_plan(context, vectree, PAPER_ASSET_KEYS)
+    _, plan = _paper_plan(context, vectree)
     # schedules cannot return partition requests, so they are applied here directly
     if plan.add:
         context.instance.add_dynamic_partitions(papers_partitions.name, plan.add)

@@ -3,9 +3,10 @@
 import dagster as dg
 
 from vectree import assets
+from vectree.assets.resources import VectreeStore
+
 from .automation import corpus_after_papers, corpus_sensor, daily_rebuild, daily_refresh
 from .jobs import corpus_job, paper_job
-from .resources import VectreeStore
 
 defs = dg.Definitions(
     assets=dg.load_assets_from_package_module(assets),
@@ -15,6 +16,3 @@ defs = dg.Definitions(
     sensors=[corpus_sensor, corpus_after_papers],
     resources={"vectree": VectreeStore.from_env()},
 )
-
-PAPER_ASSET_KEYS = [k for k in defs.resolve_asset_graph().get_all_asset_keys()
-                    if defs.resolve_asset_graph().get(k).partitions_def is not None]

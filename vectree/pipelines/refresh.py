@@ -15,9 +15,8 @@ from typing import Callable, Iterable
 import dagster as dg
 
 from vectree.assets.partitions import papers_partitions
+from vectree.assets.resources import VectreeStore
 from vectree.retrieval.store import Store
-
-from .resources import VectreeStore
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 
@@ -47,7 +46,11 @@ def instance_for(store: Store) -> dg.DagsterInstance:
 
 
 def per_paper_asset_keys(defs: dg.Definitions) -> list[dg.AssetKey]:
-    graph = defs.resolve_asset_graph()
+    return paper_asset_keys(defs.resolve_asset_graph())
+
+
+def paper_asset_keys(graph) -> list[dg.AssetKey]:
+    """The per-paper (``papers``-partitioned) asset keys of an asset graph, sorted."""
     return sorted(
         (k for k in graph.get_all_asset_keys() if graph.get(k).partitions_def == papers_partitions),
         key=lambda k: k.to_user_string(),

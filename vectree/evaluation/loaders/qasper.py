@@ -12,6 +12,7 @@ of the pages of their evidence paragraphs (``FLOAT SELECTED`` captions included)
 
 from __future__ import annotations
 
+import argparse
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -89,3 +90,19 @@ def load_qasper(folder: str | Path, render_dir: str | Path, *, limit: int | None
     notes = [f"qasper: {total - unmatched} of {total} evidence strings placed on rendered pages"
              + (f"; {unmatched} matched no rendered paragraph, caption or heading" if unmatched else "")]
     return PaperQABenchmark("qasper", out_papers, questions, files, notes)
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m vectree.evaluation.loaders.qasper DATA_DIR OUT_DIR``: render every paper of a
+    qasper folder (lives here, not in ``render_qasper``, so the renderer never imports the loader)."""
+    ap = argparse.ArgumentParser(description="Render the QASPER papers of a qasper folder to PDF.")
+    ap.add_argument("data_dir")
+    ap.add_argument("out_dir")
+    args = ap.parse_args(argv)
+    for paper in read_qasper_texts(args.data_dir):
+        r = render_qasper_paper(paper, args.out_dir)
+        print(f"{r.paper_id}: {r.n_pages} pages -> {r.pdf}")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,7 +1,7 @@
 """The vectree systems: the agent on single-paper QA, Layer 0 search on corpus routing.
 
 * ``vectree`` on ``qasper_pdf`` / ``qasper``: the benchmark's PDFs are ingested through the real
-  Dagster pipeline (:func:`vectree.cli.run_ingest`: pages, section trees, passages, index) into a
+  Dagster pipeline (:func:`vectree.pipelines.ingest.ingest_paths`: pages, section trees, passages, index) into a
   store under the run's work directory, and each question is asked with its paper given
   (``vectree.agent.ask.ask(Toolbox(store), question, paper=doc_id)``: the offline navigator, or the LLM
   agent when ``OPENAI_BASE_URL`` is set).  Cited pages are the pages of its valid citations;
@@ -69,12 +69,12 @@ class VectreeAgentSystem(System):
         settings = load_settings()
         return {"description": self.description, "agent": "llm" if settings.llm_configured else "offline",
                 "llm_model": settings.llm_model if settings.llm_configured else None,
-                "pipeline": "vectree.cli.run_ingest (Dagster, in-process)", "within_paper": self.within_paper,
+                "pipeline": "vectree.pipelines.ingest.ingest_paths (Dagster, in-process)", "within_paper": self.within_paper,
                 "sprout_model_dir": self.model_dir}
 
     def prepare(self, benchmark, ctx, docs: Sequence[Doc]) -> None:
         from vectree.agent.tools import Toolbox
-        from vectree.cli import run_ingest
+        from vectree.pipelines.ingest import ingest_paths
 
         self.ctx = ctx
         corpus = Path(ctx.work_dir) / "vectree-corpus"
@@ -98,7 +98,7 @@ class VectreeAgentSystem(System):
             model = load_model(self.model_dir)
             model.config.model_id = model.config.model_id or "eval"
             publish_model(Store(store_root), model)
-        store, report, _ = run_ingest([str(corpus)], str(store_root), quiet=True)
+        store, report = ingest_paths([corpus], store_root)
         if report.failed_runs:
             raise NotAvailable(f"ingest failed for {sorted(report.failed_runs)}")
         by_path: dict[str, str] = {}

@@ -26,6 +26,7 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
+    # why lazy: build loads the LLM client (openai, ~2 s); search and the agent only need the schema
     if name in ("build_tree", "TreeResult"):
         from . import build
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from vectree.retrieval.render import Figure, Paper, Section, Series, Table
+from vectree.demo.model import Figure, Paper, Section, Series, Table
 
 SLUG = "fast-charging-protocols"
 

@@ -1,13 +1,13 @@
 """The demo corpus: eight short, original papers on lithium-ion battery degradation.
 
 The papers are written for this project (fictional authors, institutions, data and
-references) and typeset with :mod:`vectree.retrieval.render`, so the true location of every
+references) and typeset with :mod:`vectree.demo.render`, so the true location of every
 paragraph and heading is known exactly.  That makes the corpus the ground truth for
 testing ingestion, heading detection, retrieval and page-cited answers offline.
 
 Public API
 ----------
-* :data:`DEMO_PAPERS` -- the eight :class:`~vectree.retrieval.render.Paper` objects, in order,
+* :data:`DEMO_PAPERS` -- the eight :class:`~vectree.demo.model.Paper` objects, in order,
   each with a stable ``slug``; :data:`PAPERS_BY_SLUG` maps slug to paper;
 * :data:`OUTLINE_SLUGS` -- papers 1, 3, 5 and 7, rendered with a PDF outline (the others
   have none, so heading detection must fall back to fonts);
@@ -25,7 +25,7 @@ metadata dates, fixed file id), so content hashes of the demo PDFs are stable.
 Example::
 
     from pathlib import Path
-    from vectree.retrieval.demo import DEMO_QUESTIONS, build_demo_corpus, expected_pages
+    from vectree.demo import DEMO_QUESTIONS, build_demo_corpus, expected_pages
     paths = build_demo_corpus(Path("corpus"))
     q = DEMO_QUESTIONS[0]
     q["question"], q["answer"], expected_pages(q)   # (..., '78.4%', [3])
@@ -38,9 +38,11 @@ from pathlib import Path
 
 import pymupdf
 
-from vectree.retrieval.demo.papers import DEMO_PAPERS, DEMO_QUESTIONS, OUTLINE_SLUGS, PAPERS_BY_SLUG
 from vectree.retrieval.store import atomic_write_bytes
-from vectree.retrieval.render import Paper, RenderedPaper, normalize_text, render_paper_bytes
+
+from .model import Paper, RenderedPaper, normalize_text
+from .papers import DEMO_PAPERS, DEMO_QUESTIONS, OUTLINE_SLUGS, PAPERS_BY_SLUG
+from .render import render_paper_bytes
 
 __all__ = [
     "DEMO_PAPERS",

@@ -11,7 +11,7 @@ verbatim in exactly one paragraph of its paper.
 
 from __future__ import annotations
 
-from vectree.retrieval.demo import (
+from . import (
     paper_calendar,
     paper_dataset,
     paper_fastcharge,
@@ -21,7 +21,7 @@ from vectree.retrieval.demo import (
     paper_sei,
     paper_transfer,
 )
-from vectree.retrieval.render import Paper
+from vectree.demo.model import Paper
 
 _MODULES = [
     paper_calendar,  # 1
@@ -46,7 +46,7 @@ OUTLINE_SLUGS: frozenset[str] = frozenset(p.slug for i, p in enumerate(DEMO_PAPE
 
 #: Questions with short extractive answers: ``id``, ``question``, ``slug``, ``answer``
 #: (verbatim in the paper text) and ``heading`` (printed heading of the section that holds
-#: the answer).  Pages are not stored; see :func:`vectree.retrieval.demo.expected_pages`.
+#: the answer).  Pages are not stored; see :func:`vectree.demo.expected_pages`.
 DEMO_QUESTIONS: list[dict] = [
     {"id": f"q{n:02d}", **q, "slug": m.SLUG}
     for n, (m, q) in enumerate(((m, q) for m in _MODULES for q in m.QUESTIONS), 1)

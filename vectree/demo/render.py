@@ -8,13 +8,14 @@ body text, figures with "Figure N: ..." captions, ruled tables with "Table N: ..
 captions, a numbered "References" list and page numbers -- and returns a
 :class:`RenderedPaper` that records, for every paragraph, the 1-based page(s) it
 occupies and, for every heading, its printed text and page.  That map is the ground
-truth for the demo corpus (:mod:`vectree.retrieval.demo`) and for PDFs rendered from QASPER
+truth for the demo corpus (:mod:`vectree.demo`) and for PDFs rendered from QASPER
 full text, so it is exact: it comes from the layout engine itself, not from searching
 the output.
 
 Quick use::
 
-    from vectree.retrieval.render import Paper, Section, render_paper
+    from vectree.demo.model import Paper, Section
+    from vectree.demo.render import render_paper
     paper = Paper(
         title="A Study", authors=["A. Author"], abstract="We study ...",
         sections=[Section("Introduction", ["First paragraph.", "Second one."])],
@@ -48,12 +49,14 @@ ten-page paper renders in well under a second.
 
 Public API
 ----------
-* data model: :class:`Paper`, :class:`Section`, :class:`Figure`, :class:`Series`,
-  :class:`Table`;
-* rendering: :func:`render_paper` (to a file), :func:`render_paper_bytes` (in memory);
-* results: :class:`RenderedPaper`, :class:`RenderedHeading`, :class:`RenderedFloat`;
-* helpers: :func:`normalize_text` (whitespace-insensitive text comparison key),
-  :func:`section_heading_text`.
+* data model (:mod:`vectree.demo.model`): :class:`Paper`, :class:`Section`, :class:`Figure`,
+  :class:`Series`, :class:`Table`;
+* rendering (here): :func:`render_paper` (to a file), :func:`render_paper_bytes` (in memory);
+* results (:mod:`vectree.demo.model`): :class:`RenderedPaper`, :class:`RenderedHeading`,
+  :class:`RenderedFloat`;
+* helpers (:mod:`vectree.demo.model`): :func:`normalize_text` (whitespace-insensitive text
+  comparison key), :func:`section_heading_text`;
+* fonts and chart images: :mod:`vectree.demo.media`.
 
 Identifiers
 -----------
@@ -72,372 +75,30 @@ from __future__ import annotations
 import html
 import io
 import re
-import unicodedata
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
 
 import pymupdf
 
-__all__ = [
-    "Series",
-    "Figure",
-    "Table",
-    "Section",
-    "Paper",
-    "RenderedHeading",
-    "RenderedFloat",
-    "RenderedPaper",
-    "render_paper",
-    "render_paper_bytes",
-    "normalize_text",
-    "section_heading_text",
-    "FIXED_PDF_DATE",
-]
+from .media import figure_png, font_faces
+from .model import (
+    Figure,
+    Paper,
+    RenderedFloat,
+    RenderedHeading,
+    RenderedPaper,
+    Section,
+    Table,
+    clean_text,
+    section_heading_text,
+)
+
+__all__ = ["render_paper", "render_paper_bytes", "FIXED_PDF_DATE"]
 
 #: PDF date written as both creation and modification date, so output is reproducible.
 FIXED_PDF_DATE = "D:20240101000000Z"
 
 _MAX_LAYOUT_PASSES = 6
-
-
-# --------------------------------------------------------------------------- model
-
-
-@dataclass
-class Series:
-    """One data series of a :class:`Figure` chart.
-
-    ``x`` holds numbers for ``line``/``scatter`` charts and category labels (strings)
-    for ``bar`` charts, where all series must share the same categories; ``y`` holds
-    the values.  ``label`` goes into the legend (no legend when every label is empty);
-    ``style`` is an optional matplotlib format string such as ``"o-"`` or ``"s--"``; in
-    a ``scatter`` figure a series with a style is drawn as a line (e.g. a fit).
-    """
-
-    label: str
-    x: Sequence
-    y: Sequence[float]
-    style: str = ""
-
-
-@dataclass
-class Figure:
-    """A figure: a simple chart (drawn with matplotlib to PNG in memory) or a given image.
-
-    ``kind`` is ``"line"``, ``"scatter"`` or ``"bar"``; ``series`` are drawn on one set
-    of axes labelled ``xlabel``/``ylabel`` (``logx``/``logy`` switch an axis to log
-    scale).  Alternatively pass ready PNG or JPEG bytes as ``image`` and nothing is
-    drawn.  ``width`` is the printed width as a fraction of the text width and
-    ``aspect`` the height/width ratio.  ``after`` places the figure after that many of
-    its section's paragraphs (``None``: after all of them).  The caption is printed
-    below the figure as ``Figure N: <caption>``.
-    """
-
-    caption: str
-    kind: str = "line"
-    series: list[Series] = field(default_factory=list)
-    xlabel: str = ""
-    ylabel: str = ""
-    logx: bool = False
-    logy: bool = False
-    image: bytes | None = None
-    width: float = 0.68
-    aspect: float = 0.56
-    after: int | None = None
-
-
-@dataclass
-class Table:
-    """A table with a header row, printed as a ruled (booktabs-style) grid.
-
-    The caption is printed above the table as ``Table N: <caption>``.  Every row should
-    have as many cells as ``header``; short rows are padded with empty cells.
-    ``after`` places the table after that many of its section's paragraphs (``None``:
-    after all of them, and after the section's figures).
-    """
-
-    caption: str
-    header: list[str]
-    rows: list[list[str]]
-    after: int | None = None
-
-
-@dataclass
-class Section:
-    """A section of a paper: heading title, paragraphs, floats and subsections.
-
-    ``title`` is the heading text without its number; ``number`` is the printed number
-    (``"2.1"``) or ``None`` to let :func:`render_paper` number it by position below its
-    parent's printed number (``"7"`` -> ``"7.1"``, ``"7.2"``) when ``numbered=True``.
-    ``paragraphs`` are plain text (no markup; whitespace inside a paragraph is
-    collapsed).  Subsections follow the section's own paragraphs and floats.  A section
-    whose title is empty prints no heading; its paragraphs count as part of the
-    enclosing section (``paragraph_section`` names the nearest printed ancestor, or
-    ``""`` at top level).
-    """
-
-    title: str
-    paragraphs: list[str] = field(default_factory=list)
-    subsections: list["Section"] = field(default_factory=list)
-    number: str | None = None
-    figures: list[Figure] = field(default_factory=list)
-    tables: list[Table] = field(default_factory=list)
-
-
-@dataclass
-class Paper:
-    """A paper: title block, abstract, section tree and references.
-
-    ``authors`` are printed comma-separated under the title, followed by
-    ``affiliation`` (optional, italic).  ``abstract`` may hold several paragraphs
-    separated by blank lines; an empty abstract prints no "Abstract" block.
-    ``references`` are printed as ``[1] ...``, ``[2] ...`` under a "References"
-    heading (omitted when empty).  ``slug`` is a short stable name used by callers for
-    file names (the renderer does not use it); ``keywords`` are printed under the
-    abstract when given.
-    """
-
-    title: str
-    authors: list[str]
-    abstract: str
-    sections: list[Section]
-    references: list[str] = field(default_factory=list)
-    affiliation: str = ""
-    slug: str = ""
-    keywords: list[str] = field(default_factory=list)
-
-    def iter_sections(self) -> Iterable[tuple[str, int, Section]]:
-        """Yield ``(section id, level, section)`` for every section, in reading order."""
-
-        def walk(secs: list[Section], prefix: str, level: int):
-            for i, s in enumerate(secs, 1):
-                sid = f"{prefix}{i}" if not prefix else f"{prefix}.{i}"
-                yield ("s" + sid, level, s)
-                yield from walk(s.subsections, sid, level + 1)
-
-        yield from walk(self.sections, "", 1)
-
-
-# --------------------------------------------------------------------------- results
-
-
-@dataclass
-class RenderedHeading:
-    """A heading as printed: ``id`` (``"s2.1"``, ``"abstract"``, ``"references"``),
-    ``level`` (1 for sections, Abstract and References; 2 for subsections ...), the
-    printed ``text`` (``"2.1 Data Collection"``) and its 1-based ``page``."""
-
-    id: str
-    level: int
-    text: str
-    page: int
-
-
-@dataclass
-class RenderedFloat:
-    """A figure or table as printed: ``id`` (``"figure1"``), ``label`` (``"Figure 1"``),
-    the ``caption`` text without label, the 1-based ``page`` of the caption and the
-    ``section`` id it belongs to."""
-
-    id: str
-    label: str
-    caption: str
-    page: int
-    section: str
-
-
-@dataclass
-class RenderedPaper:
-    """What :func:`render_paper` produced and where everything landed.
-
-    * ``path``: the written file (``None`` from :func:`render_paper_bytes`);
-    * ``n_pages``: number of pages;
-    * ``paragraph_pages``: paragraph id -> sorted list of 1-based pages it occupies;
-    * ``paragraph_text``: paragraph id -> the paragraph's text as given;
-    * ``paragraph_section``: paragraph id -> id of the heading it sits under;
-    * ``headings``: every heading in reading order (see :class:`RenderedHeading`);
-    * ``figures`` / ``tables``: every float in reading order (:class:`RenderedFloat`);
-    * ``outline``: whether a PDF outline was embedded (it equals :meth:`toc`).
-
-    Dicts keep reading order, so ``list(paragraph_pages)`` is the document order.
-    """
-
-    path: Path | None
-    n_pages: int
-    paragraph_pages: dict[str, list[int]]
-    paragraph_text: dict[str, str]
-    paragraph_section: dict[str, str]
-    headings: list[RenderedHeading]
-    figures: list[RenderedFloat]
-    tables: list[RenderedFloat]
-    outline: bool = False
-
-    def pages_of(self, paragraph_id: str) -> list[int]:
-        """1-based pages occupied by paragraph ``paragraph_id`` (KeyError if unknown)."""
-        return self.paragraph_pages[paragraph_id]
-
-    def heading(self, heading_id: str) -> RenderedHeading:
-        """The heading with id ``heading_id`` (``"s3.2"``, ``"abstract"``, ...)."""
-        for h in self.headings:
-            if h.id == heading_id:
-                return h
-        raise KeyError(heading_id)
-
-    def heading_of(self, paragraph_id: str) -> RenderedHeading:
-        """The heading a paragraph sits under (KeyError for text under no heading)."""
-        return self.heading(self.paragraph_section[paragraph_id])
-
-    def find(self, text: str) -> list[str]:
-        """Ids of paragraphs containing ``text`` (compared with :func:`normalize_text`)."""
-        key = normalize_text(text)
-        return [pid for pid, t in self.paragraph_text.items() if key in normalize_text(t)]
-
-    def pages_for_text(self, text: str) -> list[int]:
-        """Sorted pages of every paragraph that contains ``text``."""
-        return sorted({p for pid in self.find(text) for p in self.paragraph_pages[pid]})
-
-    def toc(self) -> list[list]:
-        """``[[level, text, page], ...]`` for all headings, as given to ``set_toc``."""
-        return [[h.level, h.text, h.page] for h in self.headings]
-
-
-# --------------------------------------------------------------------------- helpers
-
-_WS_RE = re.compile(r"\s+")
-_CTRL_RE = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u2028-\u202e\ufeff]")
-
-
-def normalize_text(text: str) -> str:
-    """Comparison key for matching given text against extracted PDF text.
-
-    NFKC-normalises (so ligature characters compare equal to their letters), drops
-    every whitespace character and removes soft hyphens, so line breaks and
-    justification spacing do not matter.  Use it on both sides of a comparison.
-    """
-    text = unicodedata.normalize("NFKC", text).replace("\u00ad", "")
-    return _WS_RE.sub("", text)
-
-
-def _clean(text: str) -> str:
-    """Plain text safe for the layout engine: no control or zero-width characters."""
-    return _WS_RE.sub(" ", _CTRL_RE.sub("", text or "")).strip()
-
-
-def section_heading_text(number: str | None, title: str) -> str:
-    """The printed heading: ``"2.1 Data Collection"``, or just the title without a number."""
-    title = _clean(title)
-    return f"{number} {title}" if number else title
-
-
-# Unicode ranges kept in the subset fonts: Latin, Greek, punctuation, super/subscripts,
-# letter-like symbols, arrows and the common mathematical operators.
-_FONT_RANGES = [
-    (0x20, 0x7E), (0xA0, 0x24F), (0x370, 0x3FF), (0x2010, 0x205E), (0x2070, 0x209F),
-    (0x20AC, 0x20AC), (0x2100, 0x214F), (0x2190, 0x21FF), (0x2200, 0x22FF),
-    (0x2300, 0x23FF), (0x25A0, 0x25FF),
-]
-_FONT_FILES = {
-    "regular": "STIXGeneral.ttf",
-    "bold": "STIXGeneralBol.ttf",
-    "italic": "STIXGeneralItalic.ttf",
-    "bolditalic": "STIXGeneralBolIta.ttf",
-}
-
-
-@lru_cache(maxsize=1)
-def _font_faces() -> dict[str, bytes] | None:
-    """STIX faces subset to :data:`_FONT_RANGES` with no GSUB table (hence no ligatures).
-
-    Returns ``None`` when matplotlib (which ships the fonts) or fontTools is missing;
-    the renderer then uses MuPDF's built-in serif face.
-    """
-    try:
-        import logging
-
-        import matplotlib
-        from fontTools import subset
-        from fontTools.ttLib import TTFont
-    except Exception:  # pragma: no cover - optional dependency missing
-        return None
-    logging.getLogger("fontTools").setLevel(logging.ERROR)
-    font_dir = Path(matplotlib.get_data_path()) / "fonts" / "ttf"
-    unicodes = [c for a, b in _FONT_RANGES for c in range(a, b + 1)]
-    faces: dict[str, bytes] = {}
-    for key, name in _FONT_FILES.items():
-        path = font_dir / name
-        if not path.exists():  # pragma: no cover
-            return None
-        font = TTFont(str(path), recalcTimestamp=False)
-        opts = subset.Options()
-        opts.layout_features = ["kern"]
-        opts.drop_tables += ["GSUB", "FFTM"]
-        opts.name_IDs = ["*"]
-        opts.notdef_outline = True
-        sub = subset.Subsetter(opts)
-        sub.populate(unicodes=unicodes)
-        sub.subset(font)
-        buf = io.BytesIO()
-        font.save(buf)
-        faces[key] = buf.getvalue()
-    return faces
-
-
-def _figure_png(fig: Figure, width_pt: float, dpi: int = 150) -> bytes:
-    """Draw ``fig`` with matplotlib's Agg canvas (no pyplot state) and return PNG bytes."""
-    if fig.image is not None:
-        return fig.image
-    import matplotlib
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure as MplFigure
-
-    w_in = width_pt / 72.0
-    h_in = w_in * fig.aspect
-    rc = {
-        "font.family": "serif",
-        "font.serif": ["STIXGeneral", "DejaVu Serif"],
-        "mathtext.fontset": "stix",
-        "font.size": 8.5,
-        "axes.linewidth": 0.7,
-        "lines.linewidth": 1.3,
-        "lines.markersize": 4,
-        "svg.hashsalt": "vectree",
-    }
-    with matplotlib.rc_context(rc):
-        mfig = MplFigure(figsize=(w_in, h_in), dpi=dpi)
-        FigureCanvasAgg(mfig)
-        ax = mfig.add_subplot()
-        if fig.kind == "bar":
-            cats = [str(c) for c in (fig.series[0].x if fig.series else [])]
-            n = max(1, len(fig.series))
-            bw = 0.8 / n
-            for i, s in enumerate(fig.series):
-                xs = [j - 0.4 + bw * (i + 0.5) for j in range(len(cats))]
-                ax.bar(xs, list(s.y), width=bw * 0.92, label=s.label or None)
-            ax.set_xticks(range(len(cats)))
-            ax.set_xticklabels(cats)
-        else:
-            for s in fig.series:
-                if fig.kind == "scatter" and not s.style:
-                    ax.scatter(list(s.x), list(s.y), s=10, label=s.label or None)
-                elif s.style:
-                    ax.plot(list(s.x), list(s.y), s.style, label=s.label or None)
-                else:
-                    ax.plot(list(s.x), list(s.y), label=s.label or None)
-        if fig.logx:
-            ax.set_xscale("log")
-        if fig.logy:
-            ax.set_yscale("log")
-        ax.set_xlabel(fig.xlabel)
-        ax.set_ylabel(fig.ylabel)
-        ax.grid(True, alpha=0.3, linewidth=0.5)
-        if any(s.label for s in fig.series):
-            ax.legend(frameon=False, fontsize=7.5)
-        mfig.tight_layout(pad=0.4)
-        buf = io.BytesIO()
-        mfig.savefig(buf, format="png", dpi=dpi, metadata={"Software": None})
-    return buf.getvalue()
 
 
 # --------------------------------------------------------------------------- layout
@@ -501,7 +162,7 @@ p.ref {{ font-size: {fs * 0.92:.2f}pt; text-align: left; margin: 0 0 {fs * 0.3:.
 
 def _short(caption: str) -> str:
     """Extra CSS class for captions that fit on one line: those are centred, as in LaTeX."""
-    return " short" if len(_clean(caption)) <= 80 else ""
+    return " short" if len(clean_text(caption)) <= 80 else ""
 
 
 class _Builder:
@@ -534,7 +195,7 @@ class _Builder:
         c = f' class="{cls}"' if cls else ""
         return (
             f'<p id="{eid}"{c}><span id="{eid}a"></span>{prefix}'
-            f'{html.escape(_clean(text), quote=False)}<span id="{eid}b"></span></p>'
+            f'{html.escape(clean_text(text), quote=False)}<span id="{eid}b"></span></p>'
         )
 
     def _heading(self, hid: str, level: int, text: str, cls: str = "") -> str:
@@ -552,17 +213,17 @@ class _Builder:
         width = max(0.2, min(1.0, fig.width)) * self.text_width
         height = width * fig.aspect
         name = f"fig{n}.png"
-        self.images.append((_figure_png(fig, width), name))
+        self.images.append((figure_png(fig, width), name))
         eid = self._eid()
         self.items.append(_Item("figure", eid, fid))
         ceid = self._eid()
         self.items.append(_Item("fcaption", ceid, fid))
-        self.floats[fid] = (f"Figure {n}", _clean(fig.caption), section)
+        self.floats[fid] = (f"Figure {n}", clean_text(fig.caption), section)
         return (
             f'<div class="figure" id="{eid}"><img src="{name}" '
             f'style="width:{width:.2f}pt;height:{height:.2f}pt"/></div>'
             f'<p class="caption{_short(fig.caption)}" id="{ceid}"><b>Figure {n}:</b> '
-            f"{html.escape(_clean(fig.caption), quote=False)}</p>"
+            f"{html.escape(clean_text(fig.caption), quote=False)}</p>"
         )
 
     def _table(self, tab: Table, section: str) -> str:
@@ -573,13 +234,13 @@ class _Builder:
         self.items.append(_Item("tcaption", ceid, tid))
         teid = self._eid()
         self.items.append(_Item("table", teid, tid))
-        self.floats[tid] = (f"Table {n}", _clean(tab.caption), section)
+        self.floats[tid] = (f"Table {n}", clean_text(tab.caption), section)
         self.table_rows[tid] = len(tab.rows)
         ncol = max([len(tab.header)] + [len(r) for r in tab.rows])
 
         def cells(row: list[str], tag: str, marker: str = "") -> str:
             row = list(row) + [""] * (ncol - len(row))
-            out = [f"<{tag}>{html.escape(_clean(str(c)), quote=False)}</{tag}>" for c in row]
+            out = [f"<{tag}>{html.escape(clean_text(str(c)), quote=False)}</{tag}>" for c in row]
             if marker:  # empty span whose reported position tells the page of this row
                 out[0] = f'<{tag}><span id="{marker}"></span>' + out[0][len(tag) + 2:]
             return "".join(out)
@@ -594,18 +255,18 @@ class _Builder:
         )
         return (
             f'<p class="tcaption{_short(tab.caption)}" id="{ceid}"><b>Table {n}:</b> '
-            f"{html.escape(_clean(tab.caption), quote=False)}</p>"
+            f"{html.escape(clean_text(tab.caption), quote=False)}</p>"
             f'<table class="ruled" id="{teid}" style="width:{frac * self.text_width:.2f}pt;'
             f'margin-left:{margin:.2f}pt"><tr>{cells(tab.header, "th", teid + "a")}</tr>{body}</table>'
         )
 
     def build(self) -> str:
         p = self.paper
-        parts = [f'<div class="title" id="{self._eid()}">{html.escape(_clean(p.title), quote=False)}</div>']
+        parts = [f'<div class="title" id="{self._eid()}">{html.escape(clean_text(p.title), quote=False)}</div>']
         if p.authors:
-            parts.append(f'<div class="authors">{html.escape(", ".join(_clean(a) for a in p.authors), quote=False)}</div>')
+            parts.append(f'<div class="authors">{html.escape(", ".join(clean_text(a) for a in p.authors), quote=False)}</div>')
         if p.affiliation:
-            parts.append(f'<div class="affil">{html.escape(_clean(p.affiliation), quote=False)}</div>')
+            parts.append(f'<div class="affil">{html.escape(clean_text(p.affiliation), quote=False)}</div>')
         abstract = [a for a in re.split(r"\n\s*\n", p.abstract or "") if a.strip()]
         if abstract:
             parts.append(self._heading("abstract", 1, "Abstract", cls="abs"))
@@ -614,7 +275,7 @@ class _Builder:
                 parts.append(self._para(f"abstract/p{k}", "abstract", a))
             parts.append("</div>")
             if p.keywords:
-                kw = html.escape(", ".join(_clean(k) for k in p.keywords), quote=False)
+                kw = html.escape(", ".join(clean_text(k) for k in p.keywords), quote=False)
                 parts.append(f'<p class="kw"><b>Keywords:</b> {kw}</p>')
         self._sections(p.sections, "", 1, parts)
         if p.references:
@@ -631,7 +292,7 @@ class _Builder:
             # an explicit number wins; otherwise number below the parent's printed number
             auto = f"{num_prefix}.{i}" if num_prefix else str(i)
             number = (s.number or auto) if self.numbered else None
-            if _clean(s.title):
+            if clean_text(s.title):
                 parts.append(self._heading(sid, level, section_heading_text(number, s.title)))
                 under = sid
             else:
@@ -754,7 +415,7 @@ def render_paper_bytes(
     if where.is_empty or where.width < 100 or where.height < 100:
         raise ValueError(f"page {page_size!r} with margins {margins!r} leaves no room for text")
 
-    fonts = _font_faces()
+    fonts = font_faces()
     builder = _Builder(paper, numbered, where.width)
     body = builder.build()
     archive = pymupdf.Archive()
@@ -812,10 +473,11 @@ def render_paper_bytes(
             page.insert_text(((r.width - w) / 2, r.height - bottom / 2 + 3), txt,
                              fontname="Times-Roman", fontsize=9)
     meta = {
-        "title": _clean(paper.title),
-        "author": ", ".join(_clean(a) for a in paper.authors),
+        "title": clean_text(paper.title),
+        "author": ", ".join(clean_text(a) for a in paper.authors),
         "subject": "",
-        "keywords": ", ".join(_clean(k) for k in paper.keywords),
+        "keywords": ", ".join(clean_text(k) for k in paper.keywords),
+        # the old module name, kept: it is in every demo PDF's bytes, hence in their doc ids
         "creator": "vectree retrieval.render",
         "producer": f"PyMuPDF {pymupdf.VersionBind}",
         "creationDate": FIXED_PDF_DATE,

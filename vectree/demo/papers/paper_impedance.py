@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from vectree.retrieval.render import Figure, Paper, Section, Series, Table
+from vectree.demo.model import Figure, Paper, Section, Series, Table
 
 SLUG = "impedance-drt-soh"
 
