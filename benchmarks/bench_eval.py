@@ -27,6 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from vectree.evaluation.layouts import BENCHMARKS  # noqa: E402
+from vectree.retrieval.config import load_settings  # noqa: E402
 from vectree.evaluation.loaders import TASK_OF  # noqa: E402
 from vectree.evaluation.report import benchmark_table, load_results, write_report  # noqa: E402
 from vectree.evaluation.runner import aggregate, run_benchmark  # noqa: E402
@@ -86,7 +87,7 @@ def publishable(results: list[dict]) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=os.environ.get("VECTREE_SHARED_DATA", str(REPO.parent / "shared" / "data")))
+    ap.add_argument("--data", default=str(load_settings().shared_data))
     ap.add_argument("--benchmark", action="append", choices=BENCHMARKS, help="default: all")
     ap.add_argument("--system", action="append", choices=list(REGISTRY),
                     help="default: each benchmark's standard set")

@@ -39,6 +39,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from vectree.evaluation.pubmedqa import PubMedQADoc, load_pubmedqa  # noqa: E402
+from vectree.retrieval.config import load_settings  # noqa: E402
 from vectree.retrieval.embed import get_embedder  # noqa: E402
 from vectree.retrieval.search import DEFAULT_DENSE_WEIGHT, DEFAULT_FUSION, BuildReport, SearchIndex, build_index, fuse  # noqa: E402
 from vectree.retrieval.search.bm25 import BM25Index  # noqa: E402
@@ -138,7 +139,7 @@ def table(title: str, header: list[str], rows: list[list]) -> str:
 
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--data", default=str(Path(os.environ.get("VECTREE_SHARED_DATA", REPO.parent / "shared" / "data")) / "pubmedqa"))
+    ap.add_argument("--data", default=str(load_settings().shared_data / "pubmedqa"))
     ap.add_argument("--tune", type=int, default=200, help="questions used to choose the fusion weight")
     ap.add_argument("--questions", type=int, default=0, help="use only the first N questions (0: all)")
     ap.add_argument("--workdir", default=None, help="where to build the indexes (default: a temp dir)")

@@ -42,8 +42,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+from vectree.retrieval.config import load_settings, set_offline_model_env  # noqa: E402
+
+set_offline_model_env()
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402

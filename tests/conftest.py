@@ -11,15 +11,17 @@ from pathlib import Path
 
 import pytest
 
+from vectree.retrieval.config import load_settings
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 # the LLM path is tested only against the loopback servers the tests start
-for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "VECTREE_STORE", "VECTREE_CORPUS"):
+for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "VECTREE_STORE", "VECTREE_CORPUS", "VECTREE_CONFIG"):
     os.environ.pop(var, None)
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("VECTREE_SHARED_DATA", REPO.parent / "shared" / "data"))
+SHARED_DATA = load_settings().shared_data  # VECTREE_SHARED_DATA, default ../shared/data
 
 
 def _need(path: Path, what: str) -> Path:

@@ -7,6 +7,7 @@ import datetime
 import dagster as dg
 import pytest
 
+from vectree.assets.llm_resource import LLMResource
 from vectree.assets.partitions import papers_partitions
 from vectree.pipelines.definitions import defs
 from vectree.pipelines.refresh import QUIET_RUN_CONFIG, instance_for
@@ -124,7 +125,8 @@ def test_text_layer_check_flags_a_scanned_pdf(tmp_path):
     instance = instance_for(store)
     result = dg.materialize(
         list(defs.assets), selection=["paper_pages"], partition_key=doc_id, instance=instance,
-        resources={"vectree": VectreeStore(store_root=str(store.root))}, run_config=QUIET_RUN_CONFIG,
+        resources={"vectree": VectreeStore(store_root=str(store.root)), "llm": LLMResource()},
+        run_config=QUIET_RUN_CONFIG,
     )
     [check] = result.get_asset_check_evaluations()
     assert check.check_name == "has_text_layer" and not check.passed

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from vectree.agent.llm import LLMClient
+from vectree.retrieval.llm import LLMClient
 from vectree.agent.react import FORCE_ANSWER, SYSTEM_PROMPT, ReactAgent
 from vectree.agent.tools import Toolbox
 from vectree.demo import DEMO_QUESTIONS, expected_pages
@@ -122,7 +122,7 @@ def test_page_image_is_sent_as_an_image_part(fake_openai, toolbox, question):
 
 
 def test_refused_key_is_a_clear_error(fake_openai, toolbox, question):
-    from vectree.agent.llm import LLMAuthError
+    from vectree.retrieval.llm import LLMAuthError
 
     q, doc, _ = question
     fake_openai.script(Reply.error(401, "invalid api key"))

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from vectree.assets.ingest import corpus_manifest, paper_pages
+from vectree.assets.llm_resource import LLMResource
 from vectree.assets.partitions import papers_partitions
 from vectree.assets.trees import section_tree
 from vectree.pipelines.refresh import QUIET_RUN_CONFIG
@@ -25,7 +26,9 @@ def materialize(resource, instance, doc_id, *, selection=("paper_pages", "sectio
     config = {**QUIET_RUN_CONFIG, **(run_config or {})}
     return dg.materialize(
         ASSETS, selection=list(selection), partition_key=doc_id, instance=instance,
-        resources={"vectree": resource}, run_config=config, raise_on_error=False,
+        # the LLM resource from the settings now (tests set OPENAI_BASE_URL with monkeypatch)
+        resources={"vectree": resource, "llm": LLMResource.from_settings()}, run_config=config,
+        raise_on_error=False,
     )
 
 
@@ -53,7 +56,8 @@ def corpus(tmp_path_factory):
     pdfmaker.write_scanned(folder / "scan.pdf")
     resource = VectreeStore(store_root=str(tmp_path_factory.mktemp("tree-store")), corpus_dirs=[str(folder)])
     instance = dg.DagsterInstance.ephemeral()
-    dg.materialize(ASSETS, selection=["corpus_manifest"], instance=instance, resources={"vectree": resource},
+    dg.materialize(ASSETS, selection=["corpus_manifest"], instance=instance,
+                   resources={"vectree": resource, "llm": LLMResource()},
                    run_config=QUIET_RUN_CONFIG)
     doc_ids = sorted({r["doc_id"] for r in resource.store.read_manifest()})
     instance.add_dynamic_partitions(papers_partitions.name, doc_ids)

@@ -15,7 +15,7 @@ import socket
 import pymupdf
 import pytest
 
-from vectree.agent.llm import LLMAuthError, LLMClient, LLMResponseError, LLMUnavailable
+from vectree.retrieval.llm import LLMAuthError, LLMClient, LLMResponseError, LLMUnavailable
 from vectree.retrieval.corpus import scan
 from vectree.retrieval.ingest import ingest_paper
 from vectree.retrieval.store import Store
@@ -77,7 +77,7 @@ def good_sections():
 
 
 def client(server, **kw):
-    opts = {"timeout": 1.0, "max_retries": 2, "backoff": 0.01}
+    opts = {"timeout": 1.0, "max_retries": 2}
     opts.update(kw)
     return LLMClient(base_url=server.base_url, api_key="test-key", model="fake-model", **opts)
 
@@ -215,7 +215,7 @@ def test_unreachable_endpoint_is_a_clear_error():
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    llm = LLMClient(base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=1, backoff=0.01)
+    llm = LLMClient(base_url=f"http://127.0.0.1:{port}/v1", timeout=0.5, max_retries=1)
     with pytest.raises(LLMUnavailable, match=r"cannot reach the LLM endpoint .*OPENAI_BASE_URL"):
         llm.chat([{"role": "user", "content": "hi"}])
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import os
 import pkgutil
 import sys
 import time
@@ -15,8 +14,9 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from vectree import commands
+from vectree.commands import cli_settings
 from vectree.commands.agent import print_answer
-from vectree.retrieval.config import load_settings, set_offline_model_env
+from vectree.retrieval.config import SettingsError, load_settings, set_dagster_env, set_offline_model_env
 from vectree.retrieval.threads import limit_blas_threads
 
 console = Console(stderr=False)
@@ -32,11 +32,19 @@ def _store_option(f):
 
 @click.group()
 @click.version_option(package_name="vectree")
-def main() -> None:
-    """vectree: answers over your scientific PDFs, with the page each answer came from."""
+@click.pass_context
+def main(ctx: click.Context) -> None:
+    """vectree: answers over your scientific PDFs, with the page each answer came from.
+
+    Settings come from VECTREE_* variables and the TOML file named by VECTREE_CONFIG
+    (`vectree config` shows them)."""
     set_offline_model_env()
-    os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
-    limit_blas_threads()  # query latency: see retrieval/threads.py
+    set_dagster_env()
+    try:  # built once here; subcommands read it with vectree.commands.cli_settings
+        ctx.obj = load_settings()
+    except SettingsError as exc:
+        raise click.ClickException(str(exc)) from None
+    limit_blas_threads(ctx.obj.blas_threads)  # query latency: see retrieval/threads.py
 
 
 def run_ingest(paths: list[str], store_root: str | None, *, force: bool = False, quiet: bool = False):
@@ -45,6 +53,7 @@ def run_ingest(paths: list[str], store_root: str | None, *, force: bool = False,
     # why local: the pipeline loads Dagster (~3 s); `vectree --help` and the query commands skip it
     from vectree.pipelines.ingest import ingest_paths
 
+    settings = cli_settings(store_root)
     for p in paths:
         if not Path(p).exists():
             raise click.BadParameter(f"no such file or folder: {p}", param_hint="PATH")
@@ -58,7 +67,7 @@ def run_ingest(paths: list[str], store_root: str | None, *, force: bool = False,
         def on_paper(doc_id: str, i: int, n: int) -> None:
             progress.update(task, total=n, completed=i, description=doc_id)
 
-        store, report = ingest_paths(paths, store_root, force=force, on_paper=on_paper)
+        store, report = ingest_paths(paths, settings=settings, force=force, on_paper=on_paper)
         progress.update(task, completed=len(report.plan.run))
     return store, report, time.perf_counter() - started
 
@@ -117,7 +126,7 @@ def status(store_root: str | None) -> None:
     """Every paper in the store with its status, and the reason for each one that failed."""
     from vectree.retrieval.store import Store  # why local: pyarrow (~0.2 s), not needed by --help
 
-    print_status(Store(load_settings(store_root).store_root))
+    print_status(Store(cli_settings(store_root).store_root))
 
 
 @main.command()
@@ -133,7 +142,7 @@ def demo(store_root: str | None, out: str | None) -> None:
     from vectree.demo import build_demo_corpus
     from vectree.retrieval.store import Store
 
-    settings = load_settings(store_root)
+    settings = cli_settings(store_root)
     out_dir = Path(out) if out else Path(settings.store_root) / "demo-corpus"
     paths = build_demo_corpus(out_dir)
     console.print(f"wrote {len(paths)} demo papers to {out_dir}")

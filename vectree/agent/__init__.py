@@ -1,6 +1,5 @@
-"""The reading agent and its LLM client.
+"""The reading agent: the seven tools, the offline navigator and the ReAct agent.
 
-``vectree.agent.llm`` is the one place that talks to an OpenAI-compatible endpoint (OpenAI, vLLM,
-llama.cpp's server, Ollama): chat completions with tool calls and structured output, retries with
-backoff, and typed errors.  Importing this package imports nothing heavy.
+The LLM client it drives lives below it, in :mod:`vectree.retrieval.llm` (the tree extractor
+uses it too).  Importing this package imports nothing heavy.
 """

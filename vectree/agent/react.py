@@ -16,7 +16,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from .llm import LLMClient
+from vectree.retrieval.llm import LLMClient
 from .navigator import Answer
 from .tools import Toolbox, Trace, openai_tools, png_data_url
 

@@ -1,4 +1,4 @@
-"""Dagster resources, configured from the environment (see ``vectree.retrieval.config``)."""
+"""Dagster resources, configured from the settings object (``vectree.retrieval.config.Settings``)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from vectree.retrieval.config import load_settings
+from vectree.retrieval.config import Settings, load_settings
 from vectree.retrieval.corpus import scan
 from vectree.retrieval.store import Store, atomic_write_bytes
 
@@ -25,9 +25,12 @@ class VectreeStore(dg.ConfigurableResource):
     max_pages: int = 1500
 
     @classmethod
-    def from_env(cls) -> "VectreeStore":
-        s = load_settings()
+    def from_settings(cls, s: Settings) -> "VectreeStore":
         return cls(store_root=str(s.store_root), corpus_dirs=[str(p) for p in s.corpus_dirs], max_pages=s.max_pages)
+
+    @classmethod
+    def from_env(cls) -> "VectreeStore":
+        return cls.from_settings(load_settings())
 
     @property
     def store(self) -> Store:

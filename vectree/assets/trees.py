@@ -2,10 +2,10 @@
 
 import dagster as dg
 
-from vectree.retrieval.config import load_settings
 from vectree.retrieval.trees.build import DEFAULT_REPAIR_ROUNDS, build_tree
 from vectree.retrieval.trees.schema import check_invariants, read_tree, tree_stats
 
+from .llm_resource import LLMResource
 from .partitions import PAPER, papers_partitions
 from .resources import VectreeStore
 
@@ -55,25 +55,21 @@ def _preview(nodes: list) -> str:
     "outline or layout headings. Unverified entries stay in the tree, marked, and never reach an index.",
 )
 def section_tree(
-    context: dg.AssetExecutionContext, vectree: VectreeStore, config: SectionTreeConfig
+    context: dg.AssetExecutionContext, vectree: VectreeStore, llm: LLMResource, config: SectionTreeConfig
 ) -> dg.MaterializeResult:
     doc_id = context.partition_key
     store = vectree.store
-    settings = load_settings(vectree.store_root)
-    llm = None
-    if config.use_llm and settings.llm_configured:
-        from vectree.agent.llm import LLMClient
-
-        llm = LLMClient.from_settings(settings)
+    client = llm.client() if config.use_llm else None
     try:
-        result = build_tree(store, doc_id, llm=llm, repair_rounds=config.repair_rounds)
+        result = build_tree(store, doc_id, llm=client, repair_rounds=config.repair_rounds,
+                            context_tokens=llm.context_tokens)
     except Exception as exc:
-        from vectree.agent.llm import LLMAuthError, LLMUnavailable
+        from vectree.retrieval.llm import LLMAuthError, LLMUnavailable
 
         if isinstance(exc, (LLMUnavailable, LLMAuthError)):
             raise dg.Failure(
                 description=f"{doc_id}: {exc}. Fix the endpoint, or unset OPENAI_BASE_URL to build trees offline.",
-                metadata={"endpoint": settings.llm_base_url or "", "model": settings.llm_model},
+                metadata={"endpoint": llm.base_url, "model": llm.model},
             ) from exc
         raise
     for note in result.notes:

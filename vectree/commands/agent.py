@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vectree.retrieval.config import load_settings
+from vectree.commands import cli_settings
 
 console = Console()
 
@@ -43,9 +43,11 @@ def register(main: click.Group) -> None:
         from vectree.agent.ask import ask as run_ask
         from vectree.agent.tools import Toolbox, ToolError
 
-        toolbox = Toolbox(load_settings(store_root).store_root)
+        settings = cli_settings(store_root)
+        toolbox = Toolbox(settings.store_root)
         try:
-            answer = run_ask(toolbox, question, paper=paper, agent=agent, max_iterations=max_iterations)
+            answer = run_ask(toolbox, question, paper=paper, agent=agent, max_iterations=max_iterations,
+                             settings=settings)
         except (ToolError, ValueError) as exc:
             raise click.ClickException(str(exc)) from None
         if as_json:
@@ -63,11 +65,12 @@ def register(main: click.Group) -> None:
 
         from vectree.service.http import create_app
 
-        root = load_settings(store_root).store_root
+        settings = cli_settings(store_root)
+        root = settings.store_root
         if not (root / "docs.parquet").exists():
             Console(stderr=True).print(f"[yellow]warning:[/] {root} holds no catalog yet; run `vectree ingest` "
                                        "or `vectree demo`")
-        uvicorn.run(create_app(root), host=host, port=port, log_level="info")
+        uvicorn.run(create_app(root, settings=settings), host=host, port=port, log_level="info")
 
     @main.command()
     @click.option("--store", "store_root", default=None, help="Store root (default $VECTREE_STORE or ./.vectree).")
@@ -75,7 +78,8 @@ def register(main: click.Group) -> None:
         """Serve the seven tools as an MCP server over stdio."""
         from vectree.service.mcp_server import serve_stdio
 
-        serve_stdio(load_settings(store_root).store_root)
+        settings = cli_settings(store_root)
+        serve_stdio(settings.store_root, settings=settings)
 
     @main.command("papers")
     @click.option("--store", "store_root", default=None)
@@ -86,6 +90,6 @@ def register(main: click.Group) -> None:
         table = Table()
         for col in ("doc_id", "pages", "title"):
             table.add_column(col)
-        for r in Store(load_settings(store_root).store_root).papers():
+        for r in Store(cli_settings(store_root).store_root).papers():
             table.add_row(r["doc_id"], str(r["n_pages"]), r["title"])
         console.print(table)

@@ -10,7 +10,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from vectree.retrieval.config import load_settings
+from vectree.commands import cli_settings
 
 console = Console()
 err = Console(stderr=True)
@@ -43,7 +43,7 @@ def register(group: click.Group) -> None:
         from vectree.retrieval.search import IndexNotBuiltError, SearchIndex
         from vectree.retrieval.store import Store
 
-        store = Store(load_settings(store_root).store_root)
+        store = Store(cli_settings(store_root).store_root)
         try:
             index = SearchIndex.open(store, auto_refresh=False)
             if mode != "bm25":

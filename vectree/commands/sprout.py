@@ -13,13 +13,14 @@ console = Console()
 err = Console(stderr=True)
 
 
-def _resource(store_root):
+def _resources(store_root) -> dict:
+    """The run's Dagster resources, from the settings the command group built."""
+    from vectree.assets.llm_resource import LLMResource
+    from vectree.commands import cli_settings
     from vectree.assets.resources import VectreeStore
-    from vectree.retrieval.config import load_settings
 
-    s = load_settings(store_root)
-    return VectreeStore(store_root=str(s.store_root), corpus_dirs=[str(p) for p in s.corpus_dirs],
-                        max_pages=s.max_pages)
+    settings = cli_settings(store_root)
+    return {"vectree": VectreeStore.from_settings(settings), "llm": LLMResource.from_settings(settings)}
 
 
 def _failure_message(result) -> str:
@@ -50,8 +51,8 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
         resolve_training_data(data_dir or None)
     except TrainingDataError as exc:
         raise click.ClickException(str(exc)) from None
-    resource = _resource(store_root)
-    store = resource.store
+    resources = _resources(store_root)
+    store = resources["vectree"].store
     instance = instance_for(store)
     assets = list(defs.assets or [])
     run_config = {
@@ -62,7 +63,7 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
         },
     }
     result = dg.materialize(assets, selection=[dg.AssetKey("sprout_training_set"), dg.AssetKey("sprout_model")],
-                            instance=instance, resources={"vectree": resource}, run_config=run_config,
+                            instance=instance, resources=resources, run_config=run_config,
                             raise_on_error=False)
     if not result.success:
         raise click.ClickException(_failure_message(result) or "training run failed")
@@ -71,7 +72,7 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
     if rebuild_trees:
         for doc_id in sorted(instance.get_dynamic_partitions(papers_partitions.name)):
             res = dg.materialize(assets, selection=[dg.AssetKey("sprout_tree")], partition_key=doc_id,
-                                 instance=instance, resources={"vectree": resource}, run_config=QUIET_RUN_CONFIG,
+                                 instance=instance, resources=resources, run_config=QUIET_RUN_CONFIG,
                                  raise_on_error=False)
             if res.success:
                 rebuilt.append(doc_id)
@@ -156,12 +157,12 @@ def register(group: click.Group) -> None:
         """Retrieve SproutRAG nodes for QUERY across papers (or within one with --paper)."""
         import json
 
-        from vectree.retrieval.config import load_settings
+        from vectree.commands import cli_settings
         from vectree.retrieval.sprout.model import SproutUnavailableError
         from vectree.retrieval.sprout.papers import retrieve_in_paper, retrieve_papers
         from vectree.retrieval.store import Store
 
-        store = Store(load_settings(store_root).store_root)
+        store = Store(cli_settings(store_root).store_root)
         try:
             hits = retrieve_in_paper(store, doc_id, query, k) if doc_id else retrieve_papers(store, query, k)
         except SproutUnavailableError as exc:

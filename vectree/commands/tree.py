@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.tree import Tree
 
-from vectree.retrieval.config import load_settings
+from vectree.commands import cli_settings
 
 console = Console()
 err = Console(stderr=True)
@@ -56,7 +56,7 @@ def register(main: click.Group) -> None:
         from vectree.retrieval.store import Store, StoreError
         from vectree.retrieval.trees.schema import read_tree, tree_stats
 
-        store = Store(load_settings(store_root).store_root)
+        store = Store(cli_settings(store_root).store_root)
         resolved = _resolve(store, doc_id)
         try:
             nodes = read_tree(store, resolved)

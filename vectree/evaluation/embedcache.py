@@ -8,13 +8,12 @@ the sha256 of ``role + NUL + text``.  Queries are never cached: encoding the que
 each system's measured latency.  Only the misses are encoded, in one batch, in input order, so results do not
 depend on what was cached.
 
-Cache directory: ``$VECTREE_EVAL_CACHE`` or ``~/.cache/vectree-eval``.
+Cache directory: the ``eval_cache`` setting (``$VECTREE_EVAL_CACHE``, default ``~/.cache/vectree-eval``).
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 import re
 import sqlite3
 import threading
@@ -25,7 +24,9 @@ import numpy as np
 
 
 def cache_dir() -> Path:
-    return Path(os.environ.get("VECTREE_EVAL_CACHE") or Path.home() / ".cache" / "vectree-eval")
+    from vectree.retrieval.config import load_settings
+
+    return load_settings().eval_cache
 
 
 def _key(role: str, text: str) -> bytes:
@@ -108,13 +109,14 @@ class CachedEmbedder:
 _SHARED: dict[tuple[str, str], CachedEmbedder] = {}
 
 
-def cached_embedder(model: str | None = None) -> CachedEmbedder:
+def cached_embedder(model: str | None = None, directory: str | Path | None = None) -> CachedEmbedder:
     """The process-wide cached version of :func:`vectree.retrieval.embed.get_embedder` (one per model
-    and cache directory)."""
+    and cache directory; ``directory`` defaults to :func:`cache_dir`)."""
     from vectree.retrieval.embed import get_embedder
 
     inner = get_embedder(model)
-    key = (inner.info.name, str(cache_dir()))
+    directory = Path(directory) if directory else cache_dir()
+    key = (inner.info.name, str(directory))
     if key not in _SHARED:
-        _SHARED[key] = CachedEmbedder(inner)
+        _SHARED[key] = CachedEmbedder(inner, directory)
     return _SHARED[key]

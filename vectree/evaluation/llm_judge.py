@@ -36,17 +36,16 @@ class Judge:
 
     @classmethod
     def from_settings(cls, settings, embedder=None, documents: dict | None = None) -> "Judge":
-        from openai import OpenAI
+        from vectree.retrieval.llm import LLMClient
 
-        client = OpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key or "not-needed",
-                        timeout=120, max_retries=1)
+        # the project's one LLM client; a judge call may take long, and one retry is enough
+        client = LLMClient.from_settings(settings, timeout=120, max_retries=1)
         return cls(client, settings.llm_model, embedder, documents)
 
     def _json(self, prompt: str) -> Any:
-        resp = self.client.chat.completions.create(
-            model=self.model, temperature=0, messages=[{"role": "system", "content": SYSTEM},
-                                                       {"role": "user", "content": prompt}])
-        text = resp.choices[0].message.content or ""
+        reply = self.client.chat([{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
+                                 temperature=0)
+        text = reply.content or ""
         m = re.search(r"(\{.*\}|\[.*\])", text, re.S)
         if not m:
             raise ValueError(f"the judge did not reply with JSON: {text[:120]!r}")

@@ -233,19 +233,22 @@ def _record(benchmark, system, n, metrics, per_item, config, hashes, seconds, st
 
 def run_benchmark(benchmark: str, data_dir: str | Path, systems: Sequence[str], *, limit: int | None = None,
                   seed: int = 0, work_dir: str | Path | None = None, progress: Progress | None = None,
-                  ctx_overrides: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+                  ctx_overrides: dict[str, Any] | None = None, settings=None) -> list[dict[str, Any]]:
     """Evaluate ``systems`` on ``benchmark`` read from ``data_dir``; returns the results list.
 
     Raises :class:`LayoutError` when the folder does not match the layout.  A system that does
     not apply to the task or cannot run here is recorded with ``status: not_run`` and the
     reason; one that crashes is recorded with ``status: failed`` and the error, and the other
-    systems still run.
+    systems still run.  ``settings``: the caller's settings object (default: the environment's),
+    built once here and passed down.
     """
     if limit is not None and limit < 1:
         raise ValueError(f"limit must be at least 1, got {limit}")
+    from vectree.retrieval.config import load_settings
     from vectree.retrieval.threads import limit_blas_threads
 
-    limit_blas_threads()  # latency as the service measures it (retrieval/threads.py)
+    settings = settings or load_settings()
+    limit_blas_threads(settings.blas_threads)  # latency as the service measures it (retrieval/threads.py)
     data_dir = Path(data_dir)
     files = validate_layout(benchmark, data_dir)
     hashes = data_hashes({rel: p for rel, p in files.items()})
@@ -256,43 +259,39 @@ def run_benchmark(benchmark: str, data_dir: str | Path, systems: Sequence[str], 
     work_dir = Path(work_dir)
     work_dir.mkdir(parents=True, exist_ok=True)
     try:
-        return _run(benchmark, data_dir, list(systems), limit, seed, work_dir, hashes, progress, ctx_overrides or {})
+        return _run(benchmark, data_dir, list(systems), limit, seed, work_dir, hashes, progress, ctx_overrides or {},
+                    settings)
     finally:
         if own_tmp is not None:
             own_tmp.cleanup()
 
 
-def eval_threads() -> int:
-    """Torch threads for a run: ``$VECTREE_EVAL_THREADS``, default 1.  On a shared machine two
+def eval_threads(settings=None) -> int:
+    """Torch threads for a run: the ``eval_threads`` setting (``$VECTREE_EVAL_THREADS``, a
+    positive integer, validated by the settings), default 1.  On a shared machine two
     intra-op threads that have to wait for a busy core make every MiniLM call 5-25x slower
     (measured here: 28 ms per query with one thread, 150-700 ms with two), so one thread gives
     latencies that mean something."""
-    raw = os.environ.get("VECTREE_EVAL_THREADS", "1")
-    try:
-        n = int(raw)
-    except ValueError:
-        raise ValueError(f"VECTREE_EVAL_THREADS must be a positive integer, got {raw!r}") from None
-    if n < 1:
-        raise ValueError(f"VECTREE_EVAL_THREADS must be a positive integer, got {raw!r}")
-    return n
+    from vectree.retrieval.config import load_settings
+
+    return (settings or load_settings()).eval_threads
 
 
-def _run(benchmark, data_dir, systems, limit, seed, work_dir, hashes, progress, ctx_overrides):
+def _run(benchmark, data_dir, systems, limit, seed, work_dir, hashes, progress, ctx_overrides, settings):
     import torch
 
-    threads = eval_threads()
+    threads = eval_threads(settings)
     before = torch.get_num_threads()
     torch.set_num_threads(threads)
     try:
         return _run_threads(benchmark, data_dir, systems, limit, seed, work_dir, hashes, progress, ctx_overrides,
-                            threads)
+                            threads, settings)
     finally:
         torch.set_num_threads(before)
 
 
-def _run_threads(benchmark, data_dir, systems, limit, seed, work_dir, hashes, progress, ctx_overrides, threads):
-    from vectree.retrieval.config import load_settings
-
+def _run_threads(benchmark, data_dir, systems, limit, seed, work_dir, hashes, progress, ctx_overrides, threads,
+                 settings):
     from .embedcache import cached_embedder
 
     bench = load_benchmark(benchmark, data_dir, work_dir=work_dir, limit=limit)
@@ -300,10 +299,9 @@ def _run_threads(benchmark, data_dir, systems, limit, seed, work_dir, hashes, pr
     questions = questions_of(bench)
     docs = corpus_docs(bench)
     docs_by_id = {d.doc_id: d for d in docs}
-    embedder = cached_embedder()
+    embedder = cached_embedder(settings.embed_model, directory=settings.eval_cache)
     ctx = RunContext(seed=seed, work_dir=work_dir, data_dir=data_dir, _embedder=embedder, docs=docs, **ctx_overrides)
     embedder.encode_query("warm up the encoder before anything is timed")
-    settings = load_settings()
     llm_note = None
     if task in LLM_METRICS and not settings.llm_configured:
         llm_note = (f"{LLM_METRICS[task]} not run: no LLM endpoint configured (set OPENAI_BASE_URL); "

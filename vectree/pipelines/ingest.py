@@ -7,28 +7,26 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Callable, Sequence
 
+from vectree.assets.llm_resource import LLMResource
 from vectree.assets.resources import VectreeStore
-from vectree.retrieval.config import load_settings
+from vectree.retrieval.config import Settings, load_settings
 from vectree.retrieval.store import Store
 
 from .definitions import defs
 from .refresh import RefreshReport, refresh
 
 
-def store_resource(store_root: str | Path | None = None) -> VectreeStore:
-    """The store resource for ``store_root`` (default: the configured store), with the configured
-    corpus folders and page limit."""
-    settings = load_settings(store_root)
-    return VectreeStore(
-        store_root=str(settings.store_root), corpus_dirs=[str(p) for p in settings.corpus_dirs],
-        max_pages=settings.max_pages,
-    )
+def store_resource(store_root: str | Path | None = None, settings: Settings | None = None) -> VectreeStore:
+    """The store resource for ``settings`` (default: built from the environment, with
+    ``store_root`` applied)."""
+    return VectreeStore.from_settings(settings or load_settings(store_root))
 
 
 def ingest_paths(
     paths: Sequence[str | Path],
     store_root: str | Path | None = None,
     *,
+    settings: Settings | None = None,
     force: bool = False,
     on_paper: Callable[[str, int, int], None] | None = None,
 ) -> tuple[Store, RefreshReport]:
@@ -40,7 +38,8 @@ def ingest_paths(
     missing = [str(p) for p in paths if not Path(p).exists()]
     if missing:
         raise FileNotFoundError(f"no such file or folder: {missing[0]}")
-    resource = store_resource(store_root)
+    settings = settings or load_settings(store_root)
+    resource = store_resource(settings=settings)
     resource.register_sources([str(p) for p in paths])
-    report = refresh(defs, resource, force=force, on_paper=on_paper)
+    report = refresh(defs, resource, llm=LLMResource.from_settings(settings), force=force, on_paper=on_paper)
     return resource.store, report

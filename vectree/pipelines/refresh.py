@@ -8,7 +8,6 @@ instance that lives under the store (``<store>/dagster``), so the Dagster UI sta
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -16,6 +15,7 @@ import dagster as dg
 
 from vectree.assets.partitions import papers_partitions
 from vectree.assets.resources import VectreeStore
+from vectree.retrieval.config import set_dagster_env
 from vectree.retrieval.store import Store
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
@@ -113,6 +113,7 @@ def refresh(
     defs: dg.Definitions,
     resource: VectreeStore,
     *,
+    llm: "LLMResource | None" = None,
     instance: dg.DagsterInstance | None = None,
     force: bool = False,
     on_paper: Callable[[str, int, int], None] | None = None,
@@ -122,11 +123,14 @@ def refresh(
 
     A paper whose run fails is reported and skipped; the others go on.  Corpus-level assets publish
     atomically, so an interrupted refresh leaves the previous catalog and indexes serving.
+    ``llm`` defaults to the environment's endpoint (``LLMResource.from_settings``).
     """
-    os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
+    from vectree.assets.llm_resource import LLMResource
+
+    set_dagster_env()
     store = resource.store
     instance = instance or instance_for(store)
-    resources = {"vectree": resource}
+    resources = {"vectree": resource, "llm": llm or LLMResource.from_settings()}
     all_assets = list(defs.assets or [])
     scan_key = dg.AssetKey("corpus_manifest")
     before, after = corpus_asset_keys(defs)

@@ -1,66 +1,233 @@
-"""Runtime configuration, read from the environment.
+"""Runtime configuration: one :class:`Settings` object, the only place that reads the environment.
 
-Every setting has an offline default, so a fresh machine with nothing configured
-works.  Environment variables (all optional):
+Every knob of vectree is a field of :class:`Settings` (a ``pydantic-settings`` model).  Values
+come from, highest priority first:
 
-``VECTREE_STORE``          artefact store root (default ``./.vectree``)
-``VECTREE_CORPUS``         corpus folder(s) the sensor and schedule watch, ``os.pathsep``-separated
-``VECTREE_MAX_PAGES``      papers with more pages are skipped with a reason (default 1500)
-``VECTREE_EMBED_MODEL``    sentence-transformers model name or path (default: offline MiniLM)
-``OPENAI_BASE_URL``        OpenAI-compatible endpoint; unset means the offline paths are used
-``OPENAI_API_KEY``         key for that endpoint
-``VECTREE_LLM_MODEL``      model name for that endpoint (default ``gpt-4o-mini``)
+1. arguments given in code (``load_settings(store_root=...)``, the CLI's ``--store``);
+2. environment variables: ``VECTREE_<FIELD>`` (``VECTREE_MAX_PAGES``), except the OpenAI pair,
+   which keep their standard names ``OPENAI_BASE_URL`` and ``OPENAI_API_KEY``;
+3. the TOML file named by ``VECTREE_CONFIG`` (keys are the field names: ``max_pages = 800``);
+4. the defaults below, which work offline on a fresh machine.
+
+The edges build it once (the ``vectree`` command group, ``create_app``, the MCP server, the
+Dagster resources, the eval runner) and pass it down; library functions that take a setting as
+an argument fall back to :func:`load_settings` when called without one.  Nothing else in the
+package reads ``os.environ`` (``tests/test_settings.py`` checks that).
+
+The README's configuration table is generated from the field descriptions
+(:func:`settings_table`, ``vectree config --markdown``) and a test keeps the two in step.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Annotated, Any, Literal
 
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict, TomlConfigSettingsSource
+
+ENV_PREFIX = "VECTREE_"
+CONFIG_ENV = "VECTREE_CONFIG"
 DEFAULT_STORE = ".vectree"
 DEFAULT_MAX_PAGES = 1500
+# ../shared/data next to the repository checkout (the workplace layout)
+DEFAULT_SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
+
+
+class SettingsError(ValueError):
+    """The configuration is invalid; the message names each bad variable and what it must be."""
 
 
 def set_offline_model_env() -> None:
-    """Make Hugging Face libraries fail fast instead of waiting on a network that is not there."""
+    """Make Hugging Face libraries fail fast instead of waiting on a network that is not there.
+
+    The one place that writes these defaults (an explicit value in the environment wins)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
-@dataclass(frozen=True)
-class Settings:
-    """A snapshot of the configuration; build it with :func:`load_settings`."""
+def set_dagster_env() -> None:
+    """Keep Dagster from phoning home (there is no network; an explicit value wins)."""
+    os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 
-    store_root: Path
-    corpus_dirs: tuple[Path, ...] = ()
-    max_pages: int = DEFAULT_MAX_PAGES
-    embed_model: str | None = None
-    llm_base_url: str | None = None
-    llm_api_key: str | None = None
-    llm_model: str = "gpt-4o-mini"
-    extra: dict = field(default_factory=dict)
 
+def _env(name: str, *, alias: str) -> str:
+    """The environment variable of a field whose name is not ``VECTREE_<FIELD>``; code and the
+    config file still use the field name (``populate_by_name``), and only ``alias`` is read from
+    the environment (an unprefixed ``STORE_ROOT`` is not)."""
+    return alias
+
+
+class Settings(BaseSettings):
+    """Every setting of vectree.  Build it with :func:`load_settings`."""
+
+    model_config = SettingsConfigDict(
+        env_prefix=ENV_PREFIX, case_sensitive=False, extra="ignore", frozen=True, populate_by_name=True,
+        validate_default=True,
+    )
+
+    store_root: Path = Field(Path(DEFAULT_STORE), validation_alias=_env("store_root", alias="VECTREE_STORE"),
+                             description="store root (`--store` overrides it)")
+    corpus_dirs: Annotated[tuple[Path, ...], NoDecode] = Field(
+        (), validation_alias=_env("corpus_dirs", alias="VECTREE_CORPUS"),
+        description="extra corpus folders the sensor and schedules watch (`os.pathsep`-separated: `:` on Linux)")
+    max_pages: int = Field(DEFAULT_MAX_PAGES, ge=1, description="longer PDFs are skipped with a reason")
+    embed_model: str | None = Field(
+        None, description="sentence-transformers model name or local path; unset: the bundled all-MiniLM-L6-v2")
+    llm_base_url: str | None = Field(
+        None, validation_alias=_env("llm_base_url", alias="OPENAI_BASE_URL"),
+        description="an OpenAI-compatible endpoint (OpenAI, vLLM, llama.cpp, Ollama); unset means offline")
+    llm_api_key: SecretStr | None = Field(
+        None, validation_alias=_env("llm_api_key", alias="OPENAI_API_KEY"), description="key for that endpoint")
+    llm_model: str = Field("gpt-4o-mini", description="model name at that endpoint")
+    llm_timeout: float = Field(60.0, gt=0, description="seconds per LLM request attempt")
+    llm_max_retries: int = Field(
+        3, ge=0, description="retries after the first attempt (timeouts, dropped connections, 408/409/429, 5xx; "
+                             "the `openai` client's backoff, honouring `Retry-After`)")
+    llm_context_tokens: int = Field(16000, ge=1000, description="context size the tree extractor windows page text into")
+    search_fusion: Literal["rrf", "weighted"] = Field(
+        "weighted", description="Layer 0 fusion of BM25 and dense hits (`rrf` or `weighted`), chosen on PubMedQA")
+    search_dense_weight: float = Field(0.8, ge=0.0, le=1.0, description="dense share of the `weighted` fusion")
+    api_token: SecretStr | None = Field(
+        None, description="bearer token the HTTP service requires on every route but `/health`; unset: no token")
+    training_data: Path | None = Field(
+        None, description="where `vectree sprout train` finds HotpotQA and QASPER; unset: `VECTREE_SHARED_DATA`")
+    blas_threads: int = Field(
+        1, ge=0, description="BLAS threads in query processes (`retrieval/threads.py`); `0` leaves numpy's default")
+    cross_encoder: Path | None = Field(
+        None, description="local cross-encoder for the `reranked-dense-rag` eval baseline")
+    sprout_model: Path | None = Field(
+        None, description="SproutRAG model folder the eval's sprout systems use; unset: the store's published model")
+    eval_threads: int = Field(1, ge=1, description="torch threads during `vectree eval` (latency on a shared machine)")
+    eval_cache: Path = Field(Path.home() / ".cache" / "vectree-eval",
+                             description="embedding cache of `vectree eval` (safe to delete)")
+    shared_data: Path = Field(DEFAULT_SHARED_DATA,
+                              description="the workplace's benchmark data, read by the benchmarks, the tests and SproutRAG training")
+
+    @field_validator("corpus_dirs", mode="before")
+    @classmethod
+    def _split_paths(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return tuple(p for p in value.split(os.pathsep) if p)
+        return value
+
+    @field_validator("embed_model", "llm_base_url", "llm_api_key", "api_token", "training_data", "cross_encoder",
+                     "sprout_model", mode="before")
+    @classmethod
+    def _empty_is_unset(cls, value: Any) -> Any:
+        # `export OPENAI_BASE_URL=` means "not configured", as it did before the settings object
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings) -> tuple[PydanticBaseSettingsSource, ...]:
+        sources: list[PydanticBaseSettingsSource] = [init_settings, env_settings]
+        path = os.environ.get(CONFIG_ENV)
+        if path:
+            if not Path(path).is_file():
+                raise SettingsError(f"{CONFIG_ENV}={path!r}: no such file")
+            sources.append(TomlConfigSettingsSource(settings_cls, toml_file=Path(path)))
+        return tuple(sources)
+
+    # ---- derived values ---------------------------------------------------------------------
     @property
     def llm_configured(self) -> bool:
         return bool(self.llm_base_url)
 
+    @property
+    def llm_key(self) -> str | None:
+        return self.llm_api_key.get_secret_value() if self.llm_api_key else None
 
-def load_settings(store_root: str | os.PathLike | None = None) -> Settings:
-    """Read settings from the environment; an explicit ``store_root`` wins over ``VECTREE_STORE``."""
-    root = Path(store_root or os.environ.get("VECTREE_STORE") or DEFAULT_STORE)
-    corpus = tuple(Path(p) for p in os.environ.get("VECTREE_CORPUS", "").split(os.pathsep) if p)
+    @property
+    def token(self) -> str | None:
+        return self.api_token.get_secret_value() if self.api_token else None
+
+    @property
+    def training_data_dir(self) -> Path:
+        return self.training_data or self.shared_data
+
+    def effective(self) -> dict[str, Any]:
+        """Every setting as ``{env var: value}``, secrets masked (for ``vectree config``)."""
+        out: dict[str, Any] = {}
+        for name, info in type(self).model_fields.items():
+            value = getattr(self, name)
+            if isinstance(value, SecretStr):
+                value = "****"
+            elif isinstance(value, tuple):
+                value = os.pathsep.join(str(v) for v in value) or None
+            elif isinstance(value, Path):
+                value = str(value)
+            out[env_name(name)] = value
+        return out
+
+
+def env_name(field: str) -> str:
+    """The environment variable of a :class:`Settings` field."""
+    alias = Settings.model_fields[field].validation_alias
+    return str(alias) if alias else ENV_PREFIX + field.upper()
+
+
+def _describe_error(err: dict) -> str:
+    loc = err.get("loc") or ()
+    field = str(loc[0]) if loc else "?"
+    name = env_name(field) if field in Settings.model_fields else field
+    msg = err.get("msg", "invalid")
+    for prefix in ("Value error, ", "Input should be "):
+        if msg.startswith(prefix):
+            msg = ("must be " if prefix.startswith("Input") else "") + msg[len(prefix):]
+    value = err.get("input")
+    shown = "****" if field in ("llm_api_key", "api_token") else repr(value)
+    return f"{name} {msg}, got {shown}"
+
+
+def load_settings(store_root: str | os.PathLike | None = None, **overrides: Any) -> Settings:
+    """The settings from the environment and the ``VECTREE_CONFIG`` file.
+
+    An explicit ``store_root`` (``--store``) wins over ``VECTREE_STORE``; ``overrides`` set other
+    fields by name.  Bad values raise :class:`SettingsError` with one line per bad variable, e.g.
+    ``VECTREE_MAX_PAGES must be a valid integer, unable to parse string as an integer, got 'abc'``.
+    """
+    if store_root:
+        overrides["store_root"] = Path(store_root)
     try:
-        max_pages = int(os.environ.get("VECTREE_MAX_PAGES", DEFAULT_MAX_PAGES))
-    except ValueError as exc:
-        raise ValueError(f"VECTREE_MAX_PAGES must be an integer, got {os.environ['VECTREE_MAX_PAGES']!r}") from exc
-    return Settings(
-        store_root=root,
-        corpus_dirs=corpus,
-        max_pages=max_pages,
-        embed_model=os.environ.get("VECTREE_EMBED_MODEL") or None,
-        llm_base_url=os.environ.get("OPENAI_BASE_URL") or None,
-        llm_api_key=os.environ.get("OPENAI_API_KEY") or None,
-        llm_model=os.environ.get("VECTREE_LLM_MODEL") or "gpt-4o-mini",
-    )
+        return Settings(**overrides)
+    except ValidationError as exc:
+        raise SettingsError("invalid configuration: " + "; ".join(_describe_error(e) for e in exc.errors())) from None
+
+
+# ---- documentation ----------------------------------------------------------------------------
+TABLE_START = "<!-- settings-table:start -->"
+TABLE_END = "<!-- settings-table:end -->"
+
+
+def _default_text(name: str, info) -> str:
+    if name == "eval_cache":
+        return "`~/.cache/vectree-eval`"
+    if name == "shared_data":
+        return "`../shared/data`"
+    value = info.default
+    if value is None or value == ():
+        return "unset"
+    if name == "store_root":
+        return f"`./{value}`"
+    return f"`{value}`"
+
+
+def settings_table() -> str:
+    """The README's configuration table, one row per :class:`Settings` field (Markdown)."""
+    rows = ["| variable | config-file key | default | meaning |", "|---|---|---|---|"]
+    for name, info in Settings.model_fields.items():
+        desc = (info.description or "").replace("|", "\\|")
+        rows.append(f"| `{env_name(name)}` | `{name}` | {_default_text(name, info)} | {desc} |")
+    return "\n".join(rows) + "\n"
+
+
+def replace_table(text: str, table: str | None = None) -> str:
+    """``text`` (the README) with the part between the settings-table markers replaced."""
+    table = settings_table() if table is None else table
+    start, end = text.find(TABLE_START), text.find(TABLE_END)
+    if start < 0 or end < start:
+        raise ValueError(f"the README has no {TABLE_START} ... {TABLE_END} markers")
+    return text[: start + len(TABLE_START)] + "\n" + table + text[end:]

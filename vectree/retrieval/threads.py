@@ -11,19 +11,20 @@ own setting (``torch.set_num_threads``) for the encoder.
 
 from __future__ import annotations
 
-import os
-
 _applied = False
 
 
 def limit_blas_threads(n: int | None = None) -> None:
     """Cap the BLAS thread pools loaded in this process (numpy's OpenBLAS/MKL) at ``n`` threads
-    (default ``$VECTREE_BLAS_THREADS``, else 1), for the rest of the process.  Idempotent;
-    ``VECTREE_BLAS_THREADS=0`` leaves the pools alone."""
+    (default: the ``blas_threads`` setting, ``VECTREE_BLAS_THREADS``, 1 unless set), for the rest
+    of the process.  Idempotent; ``0`` leaves the pools alone."""
     global _applied
     if _applied:
         return
-    n = int(os.environ.get("VECTREE_BLAS_THREADS", "1")) if n is None else n
+    if n is None:
+        from vectree.retrieval.config import load_settings
+
+        n = load_settings().blas_threads
     _applied = True
     if n <= 0:
         return

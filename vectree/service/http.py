@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from vectree.agent.tools import Toolbox, ToolError
 from vectree.retrieval.store import DOC_ID_RE, Store
+from vectree.retrieval.config import Settings, load_settings
 from vectree.retrieval.threads import limit_blas_threads
 
 DocId = Annotated[str, Path(pattern=DOC_ID_RE.pattern, max_length=96, description="paper id")]
@@ -37,12 +38,14 @@ def _not_found(exc: ToolError) -> HTTPException:
     return HTTPException(status_code=code, detail=msg)
 
 
-def create_app(store_root: str | os.PathLike, *, token: str | None = None) -> FastAPI:
-    """The FastAPI app over one store.  ``token`` defaults to ``$VECTREE_API_TOKEN``; empty means none."""
-    limit_blas_threads()  # see retrieval/threads.py: BLAS threads slow the query encoder
+def create_app(store_root: str | os.PathLike, *, token: str | None = None, settings: Settings | None = None) -> FastAPI:
+    """The FastAPI app over one store.  ``settings`` default to the environment's (built once,
+    here); ``token`` defaults to their ``api_token`` (``VECTREE_API_TOKEN``); empty means none."""
+    settings = settings or load_settings(store_root)
+    limit_blas_threads(settings.blas_threads)  # see retrieval/threads.py: BLAS threads slow the query encoder
     store = Store(store_root)
     toolbox = Toolbox(store)
-    token = (token if token is not None else os.environ.get("VECTREE_API_TOKEN")) or None
+    token = (token if token is not None else settings.token) or None
     app = FastAPI(title="vectree", version="0.1.0",
                   description="Answers over scientific PDFs with page-level citations.")
 
@@ -113,7 +116,7 @@ def create_app(store_root: str | os.PathLike, *, token: str | None = None) -> Fa
         from vectree.agent.ask import ask as ask_question
 
         try:
-            answer = ask_question(toolbox, body.question, paper=body.paper, agent=body.agent)
+            answer = ask_question(toolbox, body.question, paper=body.paper, agent=body.agent, settings=settings)
         except ToolError as exc:
             raise _not_found(exc) from None
         return answer.as_dict()

@@ -12,11 +12,14 @@ from vectree.agent.tools import TOOL_SPECS, Toolbox, ToolError
 from vectree.retrieval.store import Store
 
 
-def build_server(store_root: str | os.PathLike):
-    """An ``MCPServer`` exposing the tools over the store at ``store_root``."""
+def build_server(store_root: str | os.PathLike, *, settings=None):
+    """An ``MCPServer`` exposing the tools over the store at ``store_root`` (``settings``: the
+    edge's settings object; default: the environment's)."""
+    from vectree.retrieval.config import load_settings
     from vectree.retrieval.threads import limit_blas_threads
 
-    limit_blas_threads()  # see retrieval/threads.py
+    settings = settings or load_settings(store_root)
+    limit_blas_threads(settings.blas_threads)  # see retrieval/threads.py
     from mcp.server.mcpserver import Image, MCPServer
     from mcp.server.mcpserver.exceptions import ToolError as MCPToolError
 
@@ -64,5 +67,5 @@ def build_server(store_root: str | os.PathLike):
     return server
 
 
-def serve_stdio(store_root: str | os.PathLike) -> None:
-    build_server(store_root).run("stdio")
+def serve_stdio(store_root: str | os.PathLike, *, settings=None) -> None:
+    build_server(store_root, settings=settings).run("stdio")

@@ -75,7 +75,12 @@ class RerankedDenseSystem(DenseSystem):
 
     def __init__(self, model_path: str | None = None):
         super().__init__()
-        self.model_path = model_path if model_path is not None else os.environ.get("VECTREE_CROSS_ENCODER")
+        if model_path is None:
+            from vectree.retrieval.config import load_settings
+
+            cross_encoder = load_settings().cross_encoder  # VECTREE_CROSS_ENCODER
+            model_path = str(cross_encoder) if cross_encoder else None
+        self.model_path = model_path
         self._model = None
 
     def unavailable(self) -> str | None:

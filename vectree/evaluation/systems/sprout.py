@@ -41,16 +41,17 @@ VARIANTS = {
 
 
 def find_model_dir() -> str | None:
-    path = os.environ.get("VECTREE_SPROUT_MODEL")
-    if path:
-        return path
     from vectree.retrieval.config import load_settings
+
+    settings = load_settings()
+    if settings.sprout_model:  # VECTREE_SPROUT_MODEL
+        return str(settings.sprout_model)
 
     try:
         from vectree.retrieval.sprout.model import current_model_dir
         from vectree.retrieval.store import Store
 
-        root = load_settings().store_root
+        root = settings.store_root
         if not root.exists():
             return None
         found = current_model_dir(Store(root))

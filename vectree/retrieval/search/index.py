@@ -83,18 +83,12 @@ class IndexNotBuiltError(FileNotFoundError):
 
 # ---- configuration -------------------------------------------------------------------------
 def default_fusion() -> tuple[str, float]:
-    """Fusion method and dense weight from the environment, else the benchmarked defaults."""
-    fusion = os.environ.get("VECTREE_SEARCH_FUSION") or DEFAULT_FUSION
-    if fusion not in FUSIONS:
-        raise ValueError(f"VECTREE_SEARCH_FUSION must be one of {', '.join(FUSIONS)}, got {fusion!r}")
-    raw = os.environ.get("VECTREE_SEARCH_DENSE_WEIGHT")
-    try:
-        weight = float(raw) if raw else DEFAULT_DENSE_WEIGHT
-    except ValueError:
-        raise ValueError(f"VECTREE_SEARCH_DENSE_WEIGHT must be a number in [0, 1], got {raw!r}") from None
-    if not 0.0 <= weight <= 1.0:
-        raise ValueError(f"VECTREE_SEARCH_DENSE_WEIGHT must be within [0, 1], got {weight}")
-    return fusion, weight
+    """Fusion method and dense weight from the settings (``VECTREE_SEARCH_FUSION``,
+    ``VECTREE_SEARCH_DENSE_WEIGHT``; validated there), else the benchmarked defaults."""
+    from vectree.retrieval.config import load_settings
+
+    s = load_settings()
+    return s.search_fusion, s.search_dense_weight
 
 
 def index_root(target: Store | str | os.PathLike) -> Path:

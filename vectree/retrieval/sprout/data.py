@@ -143,10 +143,13 @@ def qasper_docs(data_dir: Path) -> list[TrainDoc]:
 
 
 def resolve_training_data(data_dir: str | os.PathLike | None = None) -> Path:
-    """The training-data folder: ``data_dir``, else ``$VECTREE_TRAINING_DATA``, else
-    ``../shared/data`` relative to the repository; a clear error when it is not there."""
+    """The training-data folder: ``data_dir``, else the ``training_data`` setting
+    (``$VECTREE_TRAINING_DATA``), else ``../shared/data`` relative to the repository; a clear
+    error when it is not there."""
     if data_dir is None:
-        data_dir = os.environ.get("VECTREE_TRAINING_DATA") or Path(__file__).resolve().parents[3].parent / "shared" / "data"
+        from vectree.retrieval.config import load_settings
+
+        data_dir = load_settings().training_data_dir
     path = Path(data_dir)
     needed = [path / HOTPOT_FILE, path / QASPER_DEV_FILE]
     missing = [str(p) for p in needed if not p.exists()]

@@ -4,7 +4,7 @@
 
 * papers whose status is not ``ok`` get a root-only tree marked unverified (or an empty tree
   file when they have no pages at all), never an error;
-* with an ``llm`` (:class:`vectree.agent.llm.LLMClient`), sections come from the model
+* with an ``llm`` (:class:`vectree.retrieval.llm.LLMClient`), sections come from the model
   (:mod:`vectree.retrieval.trees.llm_extract`), every entry is checked by the verifier, and failing
   entries go back to the model with the reasons and the candidate pages for up to
   ``repair_rounds`` rounds; what still fails stays in the tree, unverified and counted;
@@ -12,7 +12,7 @@
   verifier checks them;
 * a model whose replies cannot be used for this paper (not JSON after a retry, no sections)
   falls back to the offline extractor with a note; an endpoint that is unreachable or refuses
-  the key raises (:class:`vectree.agent.llm.LLMUnavailable`, :class:`vectree.agent.llm.LLMAuthError`), since that
+  the key raises (:class:`vectree.retrieval.llm.LLMUnavailable`, :class:`vectree.retrieval.llm.LLMAuthError`), since that
   is a configuration problem every paper would share.
 
 The root node is the paper: its title, its abstract as the summary, all pages.  It is verified
@@ -76,11 +76,9 @@ class TreeResult:
 def _context_tokens(value: int | None) -> int:
     if value is not None:
         return value
-    raw = os.environ.get("VECTREE_LLM_CONTEXT_TOKENS")
-    try:
-        return int(raw) if raw else DEFAULT_CONTEXT_TOKENS
-    except ValueError as exc:
-        raise ValueError(f"VECTREE_LLM_CONTEXT_TOKENS must be an integer, got {raw!r}") from exc
+    from vectree.retrieval.config import load_settings
+
+    return load_settings().llm_context_tokens  # VECTREE_LLM_CONTEXT_TOKENS, validated there
 
 
 def _llm_sections(llm, page_texts, prepared, title: str, repair_rounds: int, config: ExtractConfig, notes: list[str]):
@@ -118,7 +116,7 @@ def build_tree(
 ) -> TreeResult:
     """Build (and by default write) the section tree of one stored paper.
 
-    ``llm``: an :class:`vectree.agent.llm.LLMClient` (or anything with its ``chat``), or ``None`` for the
+    ``llm``: an :class:`vectree.retrieval.llm.LLMClient` (or anything with its ``chat``), or ``None`` for the
     offline extractor.  ``context_tokens`` sizes the LLM's page windows (default
     ``$VECTREE_LLM_CONTEXT_TOKENS`` or 16000).  Raises :class:`~vectree.retrieval.store.StoreError` for a
     paper the store does not know.
@@ -151,7 +149,7 @@ def build_tree(
         verdict = None
         source = "llm"
         if llm is not None:
-            from vectree.agent.llm import LLMResponseError
+            from vectree.retrieval.llm import LLMResponseError
 
             config = ExtractConfig(context_tokens=_context_tokens(context_tokens))
             try:

@@ -10,7 +10,7 @@ Structured output is asked for with a JSON schema (``response_format={"type": "j
 an endpoint that refuses that (HTTP 400/422) is asked again with ``json_object``, then with no
 ``response_format`` at all, and the reply is parsed defensively (code fences, ``<think>`` blocks,
 prose around the JSON, trailing commas).  A reply that still is not JSON is sent back once with
-the parse error; a second failure raises :class:`~vectree.agent.llm.LLMResponseError`.
+the parse error; a second failure raises :class:`~vectree.retrieval.llm.LLMResponseError`.
 
 :func:`repair_sections` sends failing entries back with the verifier's reasons and the text of
 the candidate pages, and returns the corrections by entry id.
@@ -26,7 +26,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping, Sequence
 
-from vectree.agent.llm import LLMResponseError
+from vectree.retrieval.llm import LLMResponseError
 
 from .normalize import title_key
 

@@ -1,13 +1,15 @@
 """A small client for OpenAI-compatible chat-completion endpoints (OpenAI, vLLM, llama.cpp's
 server, Ollama), built on the ``openai`` package.
 
-What it adds to the raw client:
+It sits in the library (below the tree extractor and the agent, which both use it).  What it adds
+to the raw client:
 
-* configuration from :func:`vectree.retrieval.config.load_settings` (``OPENAI_BASE_URL``,
-  ``OPENAI_API_KEY``, ``VECTREE_LLM_MODEL``) plus ``VECTREE_LLM_TIMEOUT`` (seconds per attempt,
-  default 60) and ``VECTREE_LLM_MAX_RETRIES`` (default 3);
-* retries with exponential backoff on timeouts, dropped connections, HTTP 408/409/429 and 5xx,
-  honouring ``Retry-After``; the ``openai`` client's own retries are off so there is one policy;
+* configuration from the settings object (:class:`vectree.retrieval.config.Settings`:
+  ``OPENAI_BASE_URL``, ``OPENAI_API_KEY``, ``VECTREE_LLM_MODEL``, ``VECTREE_LLM_TIMEOUT`` seconds
+  per attempt, ``VECTREE_LLM_MAX_RETRIES``);
+* retries are the ``openai`` client's own (``max_retries``): timeouts, dropped connections, HTTP
+  408/409/429 and 5xx, exponential backoff with jitter (0.5 s doubling, at most 8 s), honouring
+  ``Retry-After``; this module only counts the attempts (``retries_taken``) and words the error;
 * typed errors that say what to fix: :class:`LLMUnavailable` (unreachable, timing out or
   overloaded after the retries), :class:`LLMAuthError` (key refused), :class:`LLMResponseError`
   (request refused, or a reply that cannot be used);
@@ -16,7 +18,7 @@ What it adds to the raw client:
 
 Example::
 
-    llm = LLMClient.from_settings()
+    llm = LLMClient.from_settings(load_settings())
     reply = llm.chat([{"role": "user", "content": "Say hi"}])
     reply.content
 """
@@ -24,17 +26,16 @@ Example::
 from __future__ import annotations
 
 import json
-import os
-import random
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import openai
 
 DEFAULT_TIMEOUT = 60.0
 DEFAULT_MAX_RETRIES = 3
-_RETRY_STATUS = {408, 409, 429}
+# the statuses the openai client retries (besides 5xx); after its retries they mean "unavailable"
+_RETRIED_STATUS = {408, 409, 429}
 
 
 class LLMError(RuntimeError):
@@ -100,26 +101,6 @@ class ChatResult:
         return msg
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    if not raw:
-        return default
-    try:
-        return float(raw)
-    except ValueError as exc:
-        raise ValueError(f"{name} must be a number, got {raw!r}") from exc
-
-
-def _retry_after(exc: Exception) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None) or {}
-    raw = headers.get("retry-after") if hasattr(headers, "get") else None
-    try:
-        return float(raw) if raw is not None else None
-    except ValueError:
-        return None
-
-
 def _error_message(exc: Exception) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
@@ -135,9 +116,8 @@ def _error_message(exc: Exception) -> str:
 class LLMClient:
     """Chat completions against one OpenAI-compatible endpoint and model.
 
-    ``timeout`` is per attempt; ``max_retries`` counts the attempts after the first; the wait
-    before retry ``k`` is ``backoff * 2**(k-1)`` seconds (at least ``Retry-After``), capped at
-    ``backoff_max``.
+    ``timeout`` is per attempt; ``max_retries`` counts the attempts after the first; both are
+    handed to the ``openai`` client, which does the retrying (see the module docstring).
     """
 
     base_url: str
@@ -145,9 +125,6 @@ class LLMClient:
     model: str = "gpt-4o-mini"
     timeout: float = DEFAULT_TIMEOUT
     max_retries: int = DEFAULT_MAX_RETRIES
-    backoff: float = 1.0
-    backoff_max: float = 20.0
-    sleep: Callable[[float], None] = time.sleep
     _client: Any = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -157,12 +134,16 @@ class LLMClient:
             raise ValueError("max_retries must be >= 0")
         # local servers take any key; the openai package insists on one
         self._client = openai.OpenAI(
-            base_url=self.base_url, api_key=self.api_key or "not-needed", timeout=self.timeout, max_retries=0,
+            base_url=self.base_url, api_key=self.api_key or "not-needed", timeout=self.timeout,
+            max_retries=self.max_retries,
         )
 
     @classmethod
     def from_settings(cls, settings=None, **overrides: Any) -> "LLMClient":
-        """A client for the configured endpoint; ``ValueError`` when ``OPENAI_BASE_URL`` is unset."""
+        """A client for the configured endpoint; ``ValueError`` when ``OPENAI_BASE_URL`` is unset.
+
+        ``settings``: the edge's :class:`~vectree.retrieval.config.Settings` (default: the
+        environment's)."""
         if settings is None:
             from vectree.retrieval.config import load_settings
 
@@ -171,23 +152,16 @@ class LLMClient:
             raise ValueError("no LLM endpoint configured: set OPENAI_BASE_URL (and OPENAI_API_KEY, VECTREE_LLM_MODEL)")
         kwargs: dict[str, Any] = {
             "base_url": settings.llm_base_url,
-            "api_key": settings.llm_api_key,
+            "api_key": settings.llm_key,
             "model": settings.llm_model,
-            "timeout": _env_float("VECTREE_LLM_TIMEOUT", DEFAULT_TIMEOUT),
-            "max_retries": int(_env_float("VECTREE_LLM_MAX_RETRIES", DEFAULT_MAX_RETRIES)),
+            "timeout": settings.llm_timeout,
+            "max_retries": settings.llm_max_retries,
         }
         kwargs.update(overrides)
         return cls(**kwargs)
 
     def describe(self) -> str:
         return f"model {self.model!r} at {self.base_url}"
-
-    def _delay(self, attempt: int, exc: Exception) -> float:
-        delay = self.backoff * (2 ** (attempt - 1)) * random.uniform(0.9, 1.1)
-        hinted = _retry_after(exc)
-        if hinted is not None:
-            delay = max(delay, hinted)
-        return min(delay, self.backoff_max)
 
     def chat(
         self,
@@ -201,7 +175,7 @@ class LLMClient:
         timeout: float | None = None,
         extra_body: Mapping[str, Any] | None = None,
     ) -> ChatResult:
-        """One chat completion, retried on transient failures (see the class docstring).
+        """One chat completion, retried on transient failures by the ``openai`` client.
 
         ``tools`` are OpenAI function-tool specs; ``response_format`` is passed through
         (``{"type": "json_schema", ...}`` or ``{"type": "json_object"}``).  Raises
@@ -223,38 +197,32 @@ class LLMClient:
         if timeout is not None:
             params["timeout"] = timeout
         started = time.perf_counter()
-        attempts = self.max_retries + 1
-        last: Exception | None = None
-        for attempt in range(1, attempts + 1):
-            try:
-                completion = self._client.chat.completions.create(**params)
-            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
-                raise LLMAuthError(
-                    f"{self.base_url} refused the API key (HTTP {exc.status_code}): {_error_message(exc)}. "
-                    "Check OPENAI_API_KEY."
-                ) from exc
-            except openai.APITimeoutError as exc:
-                last = exc
-            except openai.APIConnectionError as exc:
-                last = exc
-            except openai.APIStatusError as exc:
-                if exc.status_code in _RETRY_STATUS or exc.status_code >= 500:
-                    last = exc
-                else:
-                    hint = f" (is {self.model!r} served there?)" if exc.status_code == 404 else ""
-                    raise LLMResponseError(
-                        f"{self.base_url} refused the request (HTTP {exc.status_code}){hint}: {_error_message(exc)}",
-                        status_code=exc.status_code, body=getattr(exc, "body", None),
-                    ) from exc
-            except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
-                raise LLMResponseError(f"{self.base_url} sent a malformed response: {exc}") from exc
-            else:
-                return self._result(completion, attempt, time.perf_counter() - started)
-            if attempt < attempts:
-                self.sleep(self._delay(attempt, last))
-        raise self._unavailable(last, attempts)
+        try:
+            # the raw response carries retries_taken, the attempt count behind ChatResult.attempts
+            raw = self._client.chat.completions.with_raw_response.create(**params)
+            completion = raw.parse()
+        except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+            raise LLMAuthError(
+                f"{self.base_url} refused the API key (HTTP {exc.status_code}): {_error_message(exc)}. "
+                "Check OPENAI_API_KEY."
+            ) from exc
+        except (openai.APITimeoutError, openai.APIConnectionError) as exc:
+            raise self._unavailable(exc) from exc
+        except openai.APIStatusError as exc:
+            if exc.status_code in _RETRIED_STATUS or exc.status_code >= 500:
+                raise self._unavailable(exc) from exc  # the client retried it max_retries times
+            hint = f" (is {self.model!r} served there?)" if exc.status_code == 404 else ""
+            raise LLMResponseError(
+                f"{self.base_url} refused the request (HTTP {exc.status_code}){hint}: {_error_message(exc)}",
+                status_code=exc.status_code, body=getattr(exc, "body", None),
+            ) from exc
+        except (openai.APIResponseValidationError, json.JSONDecodeError, ValueError) as exc:
+            raise LLMResponseError(f"{self.base_url} sent a malformed response: {exc}") from exc
+        return self._result(completion, raw.retries_taken + 1, time.perf_counter() - started)
 
-    def _unavailable(self, exc: Exception | None, attempts: int) -> LLMUnavailable:
+    def _unavailable(self, exc: Exception) -> LLMUnavailable:
+        # a transient failure reaches us only once the client's retries are spent
+        attempts = self.max_retries + 1
         tries = f"{attempts} attempt{'s' if attempts != 1 else ''}"
         if isinstance(exc, openai.APITimeoutError):
             msg = f"{self.base_url} did not answer within {self.timeout:g}s ({tries})"
@@ -263,13 +231,9 @@ class LLMClient:
                    "Is the server running? (OPENAI_BASE_URL)")
         elif isinstance(exc, openai.APIStatusError) and exc.status_code == 429:
             msg = f"{self.base_url} kept rate-limiting the requests (HTTP 429, {tries}): {_error_message(exc)}"
-        elif isinstance(exc, openai.APIStatusError):
-            msg = f"{self.base_url} failed with HTTP {exc.status_code} ({tries}): {_error_message(exc)}"
-        else:  # pragma: no cover - the loop always records an exception
-            msg = f"{self.base_url} unavailable ({tries})"
-        err = LLMUnavailable(msg)
-        err.__cause__ = exc
-        return err
+        else:
+            msg = f"{self.base_url} failed with HTTP {getattr(exc, 'status_code', '?')} ({tries}): {_error_message(exc)}"
+        return LLMUnavailable(msg)
 
     def _result(self, completion: Any, attempts: int, seconds: float) -> ChatResult:
         choices = getattr(completion, "choices", None)
