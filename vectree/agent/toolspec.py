@@ -180,10 +180,12 @@ class RejectedCitation:
 
 def _citation_or_rejected(value: Any, handler) -> Citation | RejectedCitation:
     # one malformed citation must not reject the whole answer: it is kept and marked unverified
+    if isinstance(value, RejectedCitation):  # validated before (an HTTP body is checked twice)
+        return value
     try:
         return handler(value)
     except ValidationError as exc:
-        return RejectedCitation(value, "; ".join(_messages(exc, "citation")))
+        return RejectedCitation(value, "; ".join(_messages(exc, None)))
 
 
 CitationItem = Annotated[Citation, WrapValidator(_citation_or_rejected)]
@@ -339,10 +341,10 @@ class ToolSpec:
     def parameters_schema(self) -> dict[str, Any]:
         """The arguments' JSON schema, as the OpenAI and MCP tool definitions carry it (references
         inlined: not every OpenAI-compatible server resolves ``$ref``)."""
-        return _inline_refs(self.args.model_json_schema())
+        return inline_refs(self.args.model_json_schema())
 
 
-def _inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
     defs = schema.pop("$defs", {})
 
     def walk(node: Any) -> Any:
@@ -427,21 +429,23 @@ def _where(loc: tuple) -> str:
     return out
 
 
-def _messages(exc: ValidationError, what: str) -> list[str]:
+def _messages(exc: ValidationError, what: str | None) -> list[str]:
     """pydantic's errors as short sentences for the model: what is wrong and what is expected,
-    never more than an excerpt of the input."""
+    never more than an excerpt of the input.  ``what`` (the tool) opens each sentence."""
+    head = f"{what} " if what else ""
+    lead = f"{what}: " if what else ""
     out = []
     missing = [_where(e["loc"]) for e in exc.errors() if e["type"] == "missing"]
     if missing:
-        out.append(f"{what} is missing required arguments: {', '.join(missing)}")
+        out.append(f"{head}is missing required arguments: {', '.join(missing)}")
     unknown = [_where(e["loc"]) for e in exc.errors() if e["type"] == "extra_forbidden"]
     if unknown:
-        out.append(f"{what} got unknown arguments: {', '.join(unknown)}")
+        out.append(f"{head}got unknown arguments: {', '.join(unknown)}")
     for e in exc.errors():
         kind, ctx, value = e["type"], e.get("ctx") or {}, e.get("input")
         key = _where(e["loc"])
         if not key:  # the value itself, not one of its fields
-            out.append(f"{what} must be a JSON object, got {type(value).__name__}")
+            out.append(f"{head}must be a JSON object, got {type(value).__name__}")
             continue
         last = next((p for p in reversed(e["loc"]) if isinstance(p, str)), key)
         if kind in ("missing", "extra_forbidden"):
@@ -473,7 +477,7 @@ def _messages(exc: ValidationError, what: str) -> list[str]:
             msg = f"must be one of {ctx.get('expected')}"
         else:
             msg = excerpt(e["msg"])
-        out.append(f"{what}: argument {key!r} {msg}")
+        out.append(f"{lead}argument {key!r} {msg}")
     return out
 
 
