@@ -92,6 +92,7 @@ class Settings(BaseSettings):
     search_dense_weight: float = Field(0.8, ge=0.0, le=1.0, description="dense share of the `weighted` fusion")
     api_token: SecretStr | None = Field(
         None, description="bearer token the HTTP service requires on every route but `/health`; unset: no token")
+    max_body_bytes: int = Field(1_000_000, ge=1024, description="largest request body the HTTP service reads (larger: 413)")
     training_data: Path | None = Field(
         None, description="where `vectree sprout train` finds HotpotQA and QASPER; unset: `VECTREE_SHARED_DATA`")
     blas_threads: int = Field(

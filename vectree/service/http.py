@@ -1,29 +1,72 @@
-"""The query service over HTTP: one endpoint per tool, ``POST /ask``, ``GET /health``.
+"""The query service over HTTP: one route per tool, ``GET /papers``, ``POST /ask``, ``GET /health``.
+
+The tool routes are generated from the declarations in :mod:`vectree.agent.toolspec` (path, query
+parameters, argument constraints, result model, error statuses); a tool's typed error decides the
+status (:class:`NotFound` 404, :class:`BadArgument` 422, :class:`Unavailable` 503).
 
 Thin by design: it only reads the store (the pipeline is the only writer), and it picks up a
 newly published snapshot on the next request (the search index reloads when ``index/CURRENT``
 changes; trees, pages and the catalog are re-read when their files change), so a refresh needs
-no restart.  Set ``VECTREE_API_TOKEN`` to require ``Authorization: Bearer <token>`` on every
-endpoint except ``/health``.
+no restart.
+
+Hardening, in request order:
+
+* with a token (``VECTREE_API_TOKEN``), every route except :data:`PUBLIC_PATHS` answers 401
+  unless ``Authorization: Bearer <token>`` is sent, checked by middleware *before* the body is
+  read or parsed;
+* request bodies are limited (``VECTREE_MAX_BODY_BYTES``, default 1 MB): a larger declared
+  ``Content-Length`` gets 413 at once, a streamed body gets 413 as soon as it passes the limit;
+* error texts repeat at most an excerpt of the input (200 characters) and never an absolute
+  path; ``/health`` tells the snapshot id and counts, not where the store lives.
 """
 
 from __future__ import annotations
 
+import inspect
 import os
 import secrets
+import typing
 from typing import Annotated, Any
 
-from fastapi import Depends, FastAPI, HTTPException, Path, Query, Request
+from fastapi import APIRouter, Body, FastAPI, Path, Query, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
+from pydantic.fields import FieldInfo
+from starlette.authentication import AuthCredentials, AuthenticationBackend, AuthenticationError, SimpleUser
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.middleware.body_limit import RequestBodyLimitMiddleware
 
-from vectree.agent.tools import Toolbox, ToolError
-from vectree.retrieval.store import DOC_ID_RE, Store
+from vectree.agent.toolimpl import Toolbox
+from vectree.agent.toolspec import (TOOLS, BadArgument, NotFound, ToolError, ToolSpec, Unavailable, excerpt,
+                                    scrub_paths)
 from vectree.retrieval.config import Settings, load_settings
+from vectree.retrieval.store import DOC_ID_RE, Store
 from vectree.retrieval.threads import limit_blas_threads
 
-DocId = Annotated[str, Path(pattern=DOC_ID_RE.pattern, max_length=96, description="paper id")]
-NodeId = Annotated[str, Path(pattern=r"^n\d{1,6}$", description="section node id, e.g. n3")]
+DEFAULT_MAX_BODY_BYTES = 1_000_000
+# open without a token: the liveness probe and the API description (no data in either)
+PUBLIC_PATHS = frozenset({"/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+
+
+class ErrorBody(BaseModel):
+    """Every error response: a short, path-free message and its kind."""
+
+    detail: str
+    error: str
+
+
+_ERROR_KIND = {NotFound: "not_found", BadArgument: "bad_argument", Unavailable: "unavailable"}
+TOOL_ERRORS: dict[int | str, dict[str, Any]] = {
+    404: {"model": ErrorBody, "description": "the paper, section, page or file does not exist"},
+    422: {"model": ErrorBody, "description": "malformed or out-of-range arguments"},
+    503: {"model": ErrorBody, "description": "the store lacks the index or passages this needs (run vectree ingest)"},
+}
+GUARD_ERRORS: dict[int | str, dict[str, Any]] = {
+    401: {"model": ErrorBody, "description": "missing or wrong bearer token (when the service has a token)"},
+    413: {"description": "request body larger than the service's limit"},
+}
 
 
 class AskRequest(BaseModel):
@@ -32,97 +75,196 @@ class AskRequest(BaseModel):
     agent: str = Field(default="auto", pattern=r"^(auto|offline|llm)$")
 
 
-def _not_found(exc: ToolError) -> HTTPException:
-    msg = str(exc)
-    code = 404 if ("unknown" in msg or "out of range" in msg or "no pages" in msg) else 422
-    return HTTPException(status_code=code, detail=msg)
+class Health(BaseModel):
+    status: str
+    snapshot: str | None
+    papers: int
+    papers_total: int
 
 
-def create_app(store_root: str | os.PathLike, *, token: str | None = None, settings: Settings | None = None) -> FastAPI:
-    """The FastAPI app over one store.  ``settings`` default to the environment's (built once,
-    here); ``token`` defaults to their ``api_token`` (``VECTREE_API_TOKEN``); empty means none."""
-    settings = settings or load_settings(store_root)
-    limit_blas_threads(settings.blas_threads)  # see retrieval/threads.py: BLAS threads slow the query encoder
-    store = Store(store_root)
-    toolbox = Toolbox(store)
-    token = (token if token is not None else settings.token) or None
-    app = FastAPI(title="vectree", version="0.1.0",
-                  description="Answers over scientific PDFs with page-level citations.")
+class PaperRow(BaseModel):
+    doc_id: str
+    title: str | None
+    pages: int | None
+    status: str | None
+    error: str | None
 
-    def require_token(request: Request) -> None:
-        if token is None:
-            return
-        header = request.headers.get("authorization", "")
-        scheme, _, value = header.partition(" ")
-        if scheme.lower() != "bearer" or not secrets.compare_digest(value.strip(), token):
-            raise HTTPException(status_code=401, detail="missing or wrong bearer token",
-                                headers={"WWW-Authenticate": "Bearer"})
 
-    auth = [Depends(require_token)]
+class Papers(BaseModel):
+    papers: list[PaperRow]
 
-    def run(name: str, **args: Any) -> dict[str, Any]:
-        try:
-            result = toolbox.call(name, args)
-        except ToolError as exc:
-            raise _not_found(exc) from None
-        return {**result.data, "tokens": result.tokens}
 
-    @app.get("/health")
-    def health() -> dict[str, Any]:
-        from vectree.retrieval.search.index import current_snapshot_id, index_root
+# ---- guards ------------------------------------------------------------------------------------
+class BearerToken(AuthenticationBackend):
+    """Checks ``Authorization: Bearer <token>`` from the headers alone, so an unauthenticated
+    request is refused before a byte of its body is read."""
 
-        catalog = store.read_catalog()
-        return {"status": "ok", "store": str(store.root), "snapshot": current_snapshot_id(index_root(store)),
-                "papers": sum(1 for r in catalog if r["status"] == "ok"), "papers_total": len(catalog)}
+    def __init__(self, token: str, public: frozenset[str]):
+        self.token = token.encode()
+        self.public = public
 
-    @app.get("/papers", dependencies=auth)
-    def papers() -> dict[str, Any]:
-        return {"papers": [{"doc_id": r["doc_id"], "title": r["title"], "pages": r["n_pages"], "status": r["status"],
-                            "error": r["error"]} for r in store.read_catalog()]}
+    async def authenticate(self, conn):
+        if conn.scope["path"] in self.public:
+            return None
+        scheme, _, value = conn.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not secrets.compare_digest(value.strip().encode(), self.token):
+            raise AuthenticationError("missing or wrong bearer token")
+        return AuthCredentials(["authenticated"]), SimpleUser("api")
 
-    @app.get("/search", dependencies=auth)
-    def search(q: Annotated[str, Query(min_length=1, max_length=2000)],
-               k: Annotated[int, Query(ge=1, le=20)] = 5) -> dict[str, Any]:
-        return run("search_papers", query=q, k=k)
 
-    @app.get("/papers/{doc_id}/tree", dependencies=auth)
-    def tree(doc_id: DocId, max_depth: Annotated[int, Query(ge=1, le=6)] = 2) -> dict[str, Any]:
-        return run("get_document_tree", doc_id=doc_id, max_depth=max_depth)
+def _unauthorized(_conn, exc: Exception) -> JSONResponse:
+    return JSONResponse({"detail": str(exc), "error": "unauthorized"}, status_code=401,
+                        headers={"WWW-Authenticate": "Bearer"})
 
-    @app.get("/papers/{doc_id}/sections/{node_id}", dependencies=auth)
-    def section(doc_id: DocId, node_id: NodeId) -> dict[str, Any]:
-        return run("get_section", doc_id=doc_id, node_id=node_id)
 
-    @app.get("/papers/{doc_id}/search", dependencies=auth)
-    def search_within(doc_id: DocId, q: Annotated[str, Query(min_length=1, max_length=2000)],
-                      k: Annotated[int, Query(ge=1, le=20)] = 5) -> dict[str, Any]:
-        return run("search_within_paper", doc_id=doc_id, query=q, k=k)
+def _error(status: int, detail: str, kind: str, headers: dict[str, str] | None = None) -> JSONResponse:
+    return JSONResponse({"detail": excerpt(scrub_paths(detail)), "error": kind}, status_code=status, headers=headers)
 
-    @app.get("/papers/{doc_id}/pages/{page}", dependencies=auth)
-    def page(doc_id: DocId, page: Annotated[int, Path(ge=1, le=100000)]) -> dict[str, Any]:
-        return run("get_page_content", doc_id=doc_id, pages=[page])
 
-    @app.get("/papers/{doc_id}/pages/{page}/image.png", dependencies=auth, response_class=Response)
-    def page_image(doc_id: DocId, page: Annotated[int, Path(ge=1, le=100000)],
-                   dpi: Annotated[int, Query(ge=30, le=200)] = 100) -> Response:
-        try:
-            png, _, _ = toolbox.render_page_png(doc_id, page, dpi)
-        except ToolError as exc:
-            raise _not_found(exc) from None
-        return Response(content=png, media_type="image/png")
+def _validation_summary(exc: RequestValidationError) -> str:
+    """Where and what, never the rejected input (a 1 MB question must not come back)."""
+    parts = []
+    for e in exc.errors():
+        where = ".".join(str(p) for p in e.get("loc", ()) if p != "body") or "body"
+        parts.append(f"{where}: {excerpt(e.get('msg', 'invalid'), 120)}")
+    return "; ".join(parts) or "invalid request"
 
-    @app.post("/ask", dependencies=auth)
-    def ask(body: AskRequest) -> dict[str, Any]:
-        from vectree.agent.ask import ask as ask_question
 
-        try:
-            answer = ask_question(toolbox, body.question, paper=body.paper, agent=body.agent, settings=settings)
-        except ToolError as exc:
-            raise _not_found(exc) from None
-        return answer.as_dict()
+def install_error_handlers(app: FastAPI) -> None:
+    @app.exception_handler(ToolError)
+    def tool_error(_: Request, exc: ToolError) -> JSONResponse:
+        return _error(exc.status, str(exc), _ERROR_KIND.get(type(exc), "tool_error"))
+
+    @app.exception_handler(RequestValidationError)
+    def validation_error(_: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(422, _validation_summary(exc), "validation")
+
+    @app.exception_handler(StarletteHTTPException)
+    def http_error(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail), "http", getattr(exc, "headers", None))
 
     @app.exception_handler(ValueError)
     def value_error(_: Request, exc: ValueError) -> JSONResponse:
-        return JSONResponse(status_code=422, content={"detail": str(exc)})
+        return _error(422, str(exc), "bad_argument")
 
+
+# ---- routes generated from the tool declarations -------------------------------------------------
+def _param(spec: ToolSpec, url_name: str, arg: str) -> inspect.Parameter:
+    """The FastAPI parameter for URL name ``url_name``, with the type, constraints and default of
+    the tool argument it fills (the item type when it fills a one-item list)."""
+    route = spec.route
+    field = spec.args.model_fields[arg]
+    if url_name in route.as_list:
+        field = FieldInfo.from_annotation(typing.get_args(field.annotation)[0])
+    where = Path if "{" + url_name + "}" in route.path else Query
+    kwargs: dict[str, Any] = {"description": field.description}
+    default = inspect.Parameter.empty
+    if where is Query and not field.is_required():
+        default = field.default
+    annotation = Annotated[(field.annotation, *field.metadata, where(**kwargs))]
+    return inspect.Parameter(url_name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def tool_router(toolbox: Toolbox) -> APIRouter:
+    """One route per declared tool (``spec.route``); each runs :meth:`Toolbox.call`."""
+    router = APIRouter()
+    for spec in TOOLS.values():
+        _add_tool_route(router, toolbox, spec)
+    return router
+
+
+def _add_tool_route(router: APIRouter, toolbox: Toolbox, spec: ToolSpec) -> None:
+    route = spec.route
+
+    if route.method == "POST":
+        def endpoint(body: Any) -> Any:
+            return _respond(toolbox.call(spec.name, {k: getattr(body, k) for k in type(body).model_fields}))
+
+        endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [inspect.Parameter("body", inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[spec.args, Body()])])
+    else:
+        def endpoint(**params: Any) -> Any:
+            args = {arg: [params[url]] if url in route.as_list else params[url] for url, arg in route.params.items()}
+            return _respond(toolbox.call(spec.name, args))
+
+        endpoint.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+            [_param(spec, url, arg) for url, arg in route.params.items()])
+
+    def _respond(result):
+        if route.png:
+            return Response(content=result.image_png, media_type="image/png")
+        return {**result.data, "tokens": result.tokens}
+
+    endpoint.__name__ = spec.name
+    extra = {"x-tool": {"name": spec.name, "layer": spec.layer, "arguments": dict(route.params)}}
+    common = dict(operation_id=spec.name, summary=spec.name, description=spec.description,
+                  responses={**TOOL_ERRORS, **GUARD_ERRORS}, openapi_extra=extra, tags=["tools"])
+    if route.png:
+        common["responses"] = {200: {"content": {"image/png": {}}, "description": "the page as PNG"},
+                               **common["responses"]}
+        router.add_api_route(route.path, endpoint, methods=[route.method], response_class=Response, **common)
+    else:
+        response_model = create_model(f"{spec.result.__name__}Response", __base__=spec.result,
+                                      tokens=(int, Field(description="tokens of the compact JSON result")))
+        router.add_api_route(route.path, endpoint, methods=[route.method], response_model=response_model,
+                             response_model_exclude_unset=True, **common)
+
+
+# ---- the rest of the service ---------------------------------------------------------------------
+def service_router(store: Store, toolbox: Toolbox, settings: Settings) -> APIRouter:
+    router = APIRouter()
+
+    @router.get("/health", response_model=Health, tags=["service"])
+    def health() -> dict[str, Any]:
+        """Liveness and what is served: the snapshot id and paper counts (no filesystem paths)."""
+        from vectree.retrieval.search.index import current_snapshot_id, index_root
+
+        catalog = store.read_catalog()
+        return {"status": "ok", "snapshot": current_snapshot_id(index_root(store)),
+                "papers": sum(1 for r in catalog if r["status"] == "ok"), "papers_total": len(catalog)}
+
+    @router.get("/papers", response_model=Papers, responses=GUARD_ERRORS, tags=["service"])
+    def papers() -> dict[str, Any]:
+        return {"papers": [{"doc_id": r["doc_id"], "title": r["title"], "pages": r["n_pages"], "status": r["status"],
+                            "error": scrub_paths(r["error"]) if r["error"] else r["error"]}
+                           for r in store.read_catalog()]}
+
+    @router.post("/ask", responses={**TOOL_ERRORS, **GUARD_ERRORS,
+                                    502: {"model": ErrorBody, "description": "the LLM endpoint failed"}},
+                 tags=["service"])
+    def ask(body: AskRequest) -> dict[str, Any]:
+        from vectree.agent.ask import ask as ask_question
+        from vectree.retrieval.llm import LLMError
+
+        try:
+            answer = ask_question(toolbox, body.question, paper=body.paper, agent=body.agent, settings=settings)
+        except LLMError as exc:
+            return _error(502, f"the LLM endpoint failed: {exc}", "llm")
+        return answer.as_dict()
+
+    return router
+
+
+def create_app(store_root: str | os.PathLike, *, token: str | None = None, max_body_bytes: int | None = None,
+               settings: Settings | None = None) -> FastAPI:
+    """The FastAPI app over one store.  ``settings`` default to the environment's (built once,
+    here); ``token`` and ``max_body_bytes`` default to their ``api_token`` (empty means none) and
+    ``max_body_bytes``."""
+    settings = settings or load_settings(store_root)
+    limit_blas_threads(settings.blas_threads)  # see retrieval/threads.py: BLAS threads slow the query encoder
+    token = (token if token is not None else settings.token) or None
+    max_body_bytes = settings.max_body_bytes if max_body_bytes is None else max_body_bytes
+    store = Store(store_root)
+    toolbox = Toolbox(store)
+    app = FastAPI(title="vectree", version="0.1.0",
+                  description="Answers over scientific PDFs with page-level citations.")
+    app.state.store, app.state.toolbox = store, toolbox
+    app.include_router(service_router(store, toolbox, settings))
+    app.include_router(tool_router(toolbox))
+    install_error_handlers(app)
+    # the last middleware added runs first: the token is checked before the body limit reads anything
+    app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)
+    if token is not None:
+        app.add_middleware(AuthenticationMiddleware, backend=BearerToken(token, PUBLIC_PATHS),
+                           on_error=_unauthorized)
     return app
