@@ -64,7 +64,9 @@ def register(main: click.Group) -> None:
         from vectree.service.http import create_app
 
         root = load_settings(store_root).store_root
-        if not (root / "docs.parquet").exists():
+        from vectree.retrieval.store import Store
+
+        if not Store(root).view().catalog_path.exists():
             Console(stderr=True).print(f"[yellow]warning:[/] {root} holds no catalog yet; run `vectree ingest` "
                                        "or `vectree demo`")
         uvicorn.run(create_app(root), host=host, port=port, log_level="info")

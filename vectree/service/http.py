@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from vectree.agent.tools import Toolbox, ToolError
+from vectree.service.snapshots import PinSnapshot
 from vectree.retrieval.store import DOC_ID_RE, Store
 from vectree.retrieval.threads import limit_blas_threads
 
@@ -45,6 +46,7 @@ def create_app(store_root: str | os.PathLike, *, token: str | None = None) -> Fa
     token = (token if token is not None else os.environ.get("VECTREE_API_TOKEN")) or None
     app = FastAPI(title="vectree", version="0.1.0",
                   description="Answers over scientific PDFs with page-level citations.")
+    app.add_middleware(PinSnapshot, store=store)  # one store snapshot per request, named in a header
 
     def require_token(request: Request) -> None:
         if token is None:
@@ -68,14 +70,14 @@ def create_app(store_root: str | os.PathLike, *, token: str | None = None) -> Fa
     def health() -> dict[str, Any]:
         from vectree.retrieval.search.index import current_snapshot_id, index_root
 
-        catalog = store.read_catalog()
+        catalog = store.view().read_catalog()
         return {"status": "ok", "store": str(store.root), "snapshot": current_snapshot_id(index_root(store)),
                 "papers": sum(1 for r in catalog if r["status"] == "ok"), "papers_total": len(catalog)}
 
     @app.get("/papers", dependencies=auth)
     def papers() -> dict[str, Any]:
         return {"papers": [{"doc_id": r["doc_id"], "title": r["title"], "pages": r["n_pages"], "status": r["status"],
-                            "error": r["error"]} for r in store.read_catalog()]}
+                            "error": r["error"]} for r in store.view().read_catalog()]}
 
     @app.get("/search", dependencies=auth)
     def search(q: Annotated[str, Query(min_length=1, max_length=2000)],
