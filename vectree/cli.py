@@ -30,7 +30,19 @@ def _store_option(f):
     )(f)
 
 
-@click.group()
+class _Group(click.Group):
+    """Store errors (layout mismatch, a refresh already running) end the command with one line."""
+
+    def invoke(self, ctx):
+        from vectree.retrieval.store import StoreError
+
+        try:
+            return super().invoke(ctx)
+        except StoreError as exc:
+            raise click.ClickException(str(exc)) from None
+
+
+@click.group(cls=_Group)
 @click.version_option(package_name="vectree")
 @click.pass_context
 def main(ctx: click.Context) -> None:
@@ -73,7 +85,7 @@ def run_ingest(paths: list[str], store_root: str | None, *, force: bool = False,
 
 
 def print_status(store, report=None) -> None:
-    rows = store.read_catalog()
+    rows = store.view().read_catalog()  # what the service serves: the published snapshot
     if not rows:
         console.print(f"store {store.root}: empty. Run [bold]vectree ingest PATH[/] or [bold]vectree demo[/].")
         return
@@ -81,7 +93,7 @@ def print_status(store, report=None) -> None:
     for col in ("doc_id", "status", "pages", "title / reason"):
         table.add_column(col, overflow="fold")
     for r in rows:
-        style = {"ok": "green", "no_text": "yellow", "pending": "cyan"}.get(r["status"], "red")
+        style = {"ok": "green", "no_text": "yellow", "pending": "cyan", "degraded": "yellow"}.get(r["status"], "red")
         detail = r["title"] if r["status"] == "ok" else f"{r['error']}"
         if len(r["source_paths"] or []) > 1:
             detail += f"  [dim](same file as {', '.join(Path(p).name for p in r['source_paths'][1:])})[/]"

@@ -84,7 +84,8 @@ class Toolbox:
     """
 
     def __init__(self, store: Store | str | os.PathLike, *, within_paper: str = "auto"):
-        self.store = store if isinstance(store, Store) else Store(store)
+        # a reader: every lookup resolves through one published snapshot (the request's pinned one)
+        self.store = store.reader() if hasattr(store, "reader") else Store(store).reader()
         self.within_paper = within_paper
         self._passages = PassageCache(self.store)
         self._cache: dict[tuple, _Cached] = {}
@@ -134,7 +135,7 @@ class Toolbox:
 
     def page_texts(self, doc_id: str) -> list[str]:
         row = self.paper(doc_id)
-        if row["status"] not in ("ok", "no_text"):
+        if row["status"] not in ("ok", "degraded", "no_text"):
             raise NotFound(f"paper {doc_id} has no pages: {row['status']}: {row['error']}")
         return self._cached(("pages", doc_id), self.store.pages_path(doc_id),
                             lambda: self.store.read_page_texts(doc_id))

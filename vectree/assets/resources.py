@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import dagster as dg
 
 from vectree.retrieval.config import Settings, load_settings
 from vectree.retrieval.corpus import scan
-from vectree.retrieval.store import Store, atomic_write_bytes
+from vectree.retrieval.store import Store
 
 
 class VectreeStore(dg.ConfigurableResource):
@@ -38,24 +37,20 @@ class VectreeStore(dg.ConfigurableResource):
 
     @property
     def sources_path(self) -> Path:
-        return self.store.root / "sources.json"
+        return self.store.sources_path
 
     def registered_sources(self) -> list[str]:
-        try:
-            return json.loads(self.sources_path.read_text())
-        except FileNotFoundError:
-            return []
+        return self.store.read_sources()
 
     def register_sources(self, paths: list[str]) -> list[str]:
         """Add folders/files to the corpus this store is built from; returns the full list."""
-        merged = sorted(set(self.registered_sources()) | {str(Path(p).resolve()) for p in paths})
-        atomic_write_bytes(self.sources_path, json.dumps(merged, indent=1).encode())
-        return merged
+        return self.store.write_sources(set(self.registered_sources()) | {str(Path(p).resolve()) for p in paths})
 
     def sources(self) -> list[str]:
         return sorted(set(self.registered_sources()) | {str(Path(p).resolve()) for p in self.corpus_dirs})
 
     def scan(self):
-        """Scan every existing source (a source that vanished counts as empty, not as an error)."""
+        """Scan every existing source (a source that vanished counts as empty, not as an error);
+        papers already in the store keep their ids."""
         existing = [p for p in self.sources() if Path(p).exists()]
-        return scan(existing)
+        return scan(existing, known=self.store.known_ids())

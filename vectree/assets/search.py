@@ -63,7 +63,7 @@ def search_index(context: dg.AssetExecutionContext, vectree: VectreeStore) -> dg
             "vector_index": report.vector_index,
             "embedder": dg.MetadataValue.json(report.embedder),
             "build_seconds": round(seconds, 3),
-            "path": dg.MetadataValue.path(str(store.index_dir / "snapshots" / report.snapshot_id)),
+            "path": dg.MetadataValue.path(str(store.index_snapshot_dir(report.snapshot_id))),
         },
         check_results=[
             dg.AssetCheckResult(

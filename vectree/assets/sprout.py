@@ -39,7 +39,7 @@ def _progress(context: dg.AssetExecutionContext):
 
 
 def _training_folder(store):
-    return store.sprout_dir / "training_set"
+    return store.sprout_training_dir
 
 
 class SproutTrainingSetConfig(dg.Config):
@@ -73,7 +73,7 @@ def sprout_training_set(context: dg.AssetExecutionContext, config: SproutTrainin
             "note": "run `vectree sprout train` (or materialise with config build: true) to build it",
         })
     started = time.perf_counter()
-    ts = build_training_set(config.data_dir or None, quick=config.quick, cache_dir=store.sprout_dir / "cache",
+    ts = build_training_set(config.data_dir or None, quick=config.quick, cache_dir=store.sprout_cache_dir,
                             log=_progress(context))
     ts.save(folder)
     summary = ts.summary()

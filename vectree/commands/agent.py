@@ -67,7 +67,9 @@ def register(main: click.Group) -> None:
 
         settings = cli_settings(store_root)
         root = settings.store_root
-        if not (root / "docs.parquet").exists():
+        from vectree.retrieval.store import Store
+
+        if not Store(root).view().catalog_path.exists():
             Console(stderr=True).print(f"[yellow]warning:[/] {root} holds no catalog yet; run `vectree ingest` "
                                        "or `vectree demo`")
         uvicorn.run(create_app(root, settings=settings), host=host, port=port, log_level="info")

@@ -121,14 +121,23 @@ def refresh(
     """Run the pipeline in-process: scan, sync partitions, materialise per-paper assets for new or
     stale papers, then the corpus-level assets (catalog, indexes).
 
-    A paper whose run fails is reported and skipped; the others go on.  Corpus-level assets publish
-    atomically, so an interrupted refresh leaves the previous catalog and indexes serving.
+    A paper whose run fails is reported and skipped; the others go on.  The last corpus-level
+    asset publishes one store snapshot atomically, so an interrupted refresh leaves the previous
+    catalog, trees and indexes serving together.  One refresh per store at a time: a second one
+    raises :class:`~vectree.retrieval.store.StoreBusyError` ("another refresh is running, pid N").
     ``llm`` defaults to the environment's endpoint (``LLMResource.from_settings``).
     """
     from vectree.assets.llm_resource import LLMResource
 
     set_dagster_env()
     store = resource.store
+    with store.writer_lock():
+        return _refresh_locked(defs, resource, store, llm=llm, instance=instance, force=force, on_paper=on_paper)
+
+
+def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper) -> RefreshReport:
+    from vectree.assets.llm_resource import LLMResource
+
     instance = instance or instance_for(store)
     resources = {"vectree": resource, "llm": llm or LLMResource.from_settings()}
     all_assets = list(defs.assets or [])
@@ -162,6 +171,9 @@ def refresh(
                 report.failed_runs[doc_id] = errors[0] if errors else "run failed"
         except Exception as exc:  # a broken paper must never stop the others
             report.failed_runs[doc_id] = f"{type(exc).__name__}: {exc}"
+    # why runs failed, for the published status (earlier failures of papers not rerun stand)
+    failures = {d: e for d, e in store.read_run_failures().items() if d in doc_ids and d not in plan.run}
+    store.write_run_failures({**failures, **report.failed_runs})
     if after:
         dg.materialize(all_assets, selection=after, instance=instance, resources=resources, run_config=QUIET_RUN_CONFIG)
     for doc_id in plan.remove:

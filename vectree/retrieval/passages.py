@@ -27,7 +27,7 @@ import pyarrow.parquet as pq
 import tantivy
 
 from .sentences import split_sentences
-from .store import Store, StoreError, atomic_write_parquet, validate_doc_id
+from .store import Store, StoreError, atomic_write_parquet
 
 MIN_CHARS = 40
 RRF_K = 20
@@ -48,7 +48,7 @@ _WORD = re.compile(r"\w+")
 
 
 def passages_path(store: Store, doc_id: str):
-    return store.root / "passages" / f"{validate_doc_id(doc_id)}.parquet"
+    return store.passages_path(doc_id)
 
 
 def clean_block(text: str) -> str:
@@ -201,7 +201,7 @@ class PassageCache:
         try:
             mtime = path.stat().st_mtime
         except FileNotFoundError:
-            raise StoreError(f"no passages for paper {doc_id!r} at {path}") from None
+            raise StoreError(f"no passages for paper {doc_id!r}") from None
         with self._lock:
             hit = self._items.get(doc_id)
             if hit and hit[0] == mtime:

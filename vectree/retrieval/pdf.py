@@ -257,6 +257,15 @@ def detect_authors(metadata: dict[str, Any]) -> list[str]:
     return [p for p in parts if len(p) > 1 and any(c.isalpha() for c in p)]
 
 
+def _has_eof_marker(path: Path, n: int = 2048) -> bool:
+    """Whether the file ends with ``%%EOF`` (give or take trailing bytes): a cut-off download does not."""
+    with open(path, "rb") as fh:
+        fh.seek(0, 2)
+        size = fh.tell()
+        fh.seek(max(0, size - n))
+        return b"%%EOF" in fh.read()
+
+
 def _read_head(path: Path, n: int = 1024) -> bytes:
     with open(path, "rb") as fh:
         return fh.read(n)
@@ -285,17 +294,22 @@ def parse_pdf(path: str | Path, *, max_pages: int = 1500) -> ParsedPaper:
     if not head:
         return done("failed", "empty file (0 bytes)")
     if b"%PDF-" not in head:
-        preview = head[:16].decode("latin-1").encode("unicode_escape").decode()
-        return done("failed", f"not a PDF: no %PDF header (file starts with {preview!r})")
+        # the file's own bytes never go into the message: a link or a misnamed file may hold secrets
+        return done("failed", "not a PDF: no %PDF header")
     try:
         doc = pymupdf.open(path, filetype="pdf")
     except Exception as exc:  # PyMuPDF raises several types for damaged files
-        return done("failed", f"corrupt PDF, cannot open: {exc}")
+        if not _has_eof_marker(path):
+            return done("failed", "truncated or damaged PDF: cannot open it (the file ends before its %%EOF)")
+        # PyMuPDF's message names the file's path: keep the reason, not the path
+        return done("failed", f"corrupt PDF, cannot open: {str(exc).replace(str(path), path.name)}")
     with doc:
         if doc.needs_pass:
             return done("failed", "encrypted PDF: a password is required to read it")
         result.n_pages = doc.page_count
         if doc.page_count == 0:
+            if doc.is_repaired or not _has_eof_marker(path):
+                return done("failed", "truncated or damaged PDF: no readable pages")
             return done("failed", "PDF has no pages")
         if doc.page_count > max_pages:
             return done("skipped", f"too many pages: {doc.page_count} > limit {max_pages} (VECTREE_MAX_PAGES)")
@@ -313,6 +327,8 @@ def parse_pdf(path: str | Path, *, max_pages: int = 1500) -> ParsedPaper:
                     {"page_no": page_index + 1, "width": 0.0, "height": 0.0, "text": "", "lines": []}
                 )
         warnings = pymupdf.TOOLS.mupdf_warnings(reset=True)
+        if doc.is_repaired:
+            result.warnings.append("truncated or damaged PDF: repaired on opening, some content may be missing")
         if warnings:
             result.warnings.extend(w for w in warnings.splitlines()[:20] if w)
     result.title = detect_title(result.pages, result.metadata)

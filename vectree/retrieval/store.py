@@ -28,18 +28,31 @@ restricted to ``[a-z0-9-]`` so they are safe in paths and URLs (:func:`validate_
 
 from __future__ import annotations
 
+import contextvars
+import errno
+import fcntl
 import json
 import os
 import re
 import shutil
 import tempfile
+import threading
+import uuid
+from collections import OrderedDict
+from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-STORE_LAYOUT_VERSION = 1
+# 2: published store snapshots (``snapshots/``), ``layout.json``, per-artefact status in the catalog
+STORE_LAYOUT_VERSION = 2
+LAYOUT_FILE = "layout.json"
+# store snapshots kept after a publish: the new one and the ones requests may still be pinned to
+KEEP_SNAPSHOTS = 3
+SNAPSHOT_ID_RE = re.compile(r"^[0-9]{8}T[0-9]{12}Z-[0-9a-f]{6}$")
 
 DOC_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,95}$")
 
@@ -67,6 +80,8 @@ PAGES_SCHEMA = pa.schema(
     ]
 )
 
+ARTEFACT_TYPE = pa.struct([("artefact", pa.string()), ("ok", pa.bool_()), ("detail", pa.string())])
+
 CATALOG_SCHEMA = pa.schema(
     [
         ("doc_id", pa.string()),
@@ -79,9 +94,12 @@ CATALOG_SCHEMA = pa.schema(
         ("sha256", pa.string()),
         ("source_path", pa.string()),
         ("source_paths", pa.list_(pa.string())),  # every file name this content was found under
-        ("status", pa.string()),  # ok | no_text | failed | skipped
+        ("status", pa.string()),  # ok | degraded | no_text | failed | skipped | pending
         ("error", pa.string()),
         ("parsed_at", pa.string()),
+        # filled when a snapshot is published: one entry per artefact (pages, tree, passages,
+        # index, sprout_tree) saying whether it is there and how it was made or why it is not
+        ("artefacts", pa.list_(ARTEFACT_TYPE)),
     ]
 )
 
@@ -92,13 +110,25 @@ MANIFEST_SCHEMA = pa.schema(
         ("mtime", pa.float64()),
         ("sha256", pa.string()),
         ("doc_id", pa.string()),
-        ("duplicate_of", pa.string()),  # path of the first file with the same bytes, else null
+        ("duplicate_of", pa.string()),  # path of the copy that names the paper, else null
     ]
 )
 
 
 class StoreError(RuntimeError):
-    """Raised for a missing or malformed artefact, with the path in the message."""
+    """Raised for a missing or malformed artefact (the message names the artefact, not a path)."""
+
+
+class StoreLayoutError(StoreError):
+    """The store was written by a vectree with another layout version."""
+
+
+class StoreBusyError(StoreError):
+    """Another process holds the store's writer lock (a refresh is running)."""
+
+
+class SnapshotNotFoundError(StoreError):
+    """A requested snapshot id is not (or no longer) published."""
 
 
 def validate_doc_id(doc_id: str) -> str:
@@ -108,13 +138,50 @@ def validate_doc_id(doc_id: str) -> str:
     return doc_id
 
 
+def new_snapshot_id() -> str:
+    """Sortable by creation time; the random tail keeps two ids made in one microsecond apart."""
+    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ") + "-" + uuid.uuid4().hex[:6]
+
+
+# ---- atomic writes ---------------------------------------------------------------------------
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask, read without changing it where the kernel reports it (Linux)."""
+    try:
+        with open("/proc/self/status") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    with _UMASK_LOCK:  # elsewhere reading it means setting it: put it straight back
+        mask = os.umask(0o022)
+        os.umask(mask)
+        return mask
+
+
+def _file_mode() -> int:
+    """``0o666`` less the process umask: what ``open()`` would give a new file.  ``mkstemp``
+    creates files 0600 whatever the umask, so every atomic write sets this mode before the rename."""
+    return 0o666 & ~current_umask()
+
+
+def _temp_beside(path: Path) -> str:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    os.chmod(tmp, _file_mode())
+    return tmp
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same directory and a rename."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    tmp = _temp_beside(path)
     try:
-        with os.fdopen(fd, "wb") as fh:
+        with open(tmp, "wb") as fh:
             fh.write(data)
         os.replace(tmp, path)
     except BaseException:
@@ -125,9 +192,7 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 def atomic_write_parquet(path: Path, table: pa.Table) -> None:
     """Write a Parquet file atomically (temporary name, then rename)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
+    tmp = _temp_beside(path)
     try:
         pq.write_table(table, tmp, compression="zstd")
         os.replace(tmp, path)
@@ -139,9 +204,7 @@ def atomic_write_parquet(path: Path, table: pa.Table) -> None:
 def atomic_copy(src: Path, dst: Path) -> None:
     """Copy a file atomically into place."""
     dst = Path(dst)
-    dst.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{dst.name}.", suffix=".tmp", dir=dst.parent)
-    os.close(fd)
+    tmp = _temp_beside(dst)
     try:
         shutil.copyfile(src, tmp)
         os.replace(tmp, dst)
@@ -150,13 +213,92 @@ def atomic_copy(src: Path, dst: Path) -> None:
         raise
 
 
+def link_or_copy(src: Path, dst: Path, *, link: bool = True) -> None:
+    """Hard-link ``src`` at ``dst`` (copy when links are not possible or not wanted).
+
+    Every store writer replaces files by rename, never in place, so a link keeps the bytes the
+    file had when it was linked: that is what makes a published snapshot immutable for free."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    if link:
+        try:
+            os.link(src, dst)
+            return
+        except OSError:  # another file system, or links not supported
+            pass
+    shutil.copy2(src, dst)
+
+
+# small files in a Lance/Tantivy folder may be metadata that a library rewrites; data files never are
+_LINK_MIN_BYTES = 64 * 1024
+
+
+def link_tree(src: Path, dst: Path) -> None:
+    """Snapshot a file or a folder (a Lance table) at ``dst``: large files linked, small ones copied."""
+    if src.is_file():
+        link_or_copy(src, dst)
+        return
+    for path in sorted(src.rglob("*")):
+        target = dst / path.relative_to(src)
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        elif not path.name.endswith(".lock"):
+            link_or_copy(path, target, link=path.stat().st_size >= _LINK_MIN_BYTES)
+
+
+# ---- the pinned snapshot of this thread / request ---------------------------------------------
+_PINNED: contextvars.ContextVar[dict[Path, "StoreView"] | None] = contextvars.ContextVar("vectree_pinned", default=None)
+
+
 class Store:
-    """Paths and typed reads/writes for one store root.  Cheap to construct; holds no handles."""
+    """Paths and typed reads/writes for one store root.  Cheap to construct; holds no handles.
 
-    def __init__(self, root: str | os.PathLike):
+    ``Store`` is the *working* store that the pipeline writes; readers (the service, the tools,
+    ``vectree status``) use :meth:`view` or :meth:`reader`, which resolve every path through
+    one published snapshot.  Opening a store checks its layout version
+    (:class:`StoreLayoutError` with what to run when it differs)."""
+
+    def __init__(self, root: str | os.PathLike, *, check_layout: bool = True):
         self.root = Path(root).resolve()
+        if check_layout:
+            self.check_layout()
 
-    # ---- paths -------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({str(self.root)!r})"
+
+    # ---- layout version ----------------------------------------------------------------
+    @property
+    def layout_path(self) -> Path:
+        return self.root / LAYOUT_FILE
+
+    def layout_version(self) -> int | None:
+        """The store's layout version; ``None`` for a new (empty) store; 1 for a store written
+        before versions were recorded (it has a catalog or manifest but no ``layout.json``)."""
+        try:
+            return int(json.loads(self.layout_path.read_text())["layout"])
+        except FileNotFoundError:
+            legacy = (self.root / "docs.parquet").exists() or (self.root / "manifest.parquet").exists()
+            return 1 if legacy else None
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StoreLayoutError(f"store at {self.root} has an unreadable {LAYOUT_FILE} ({exc}); "
+                                   "point VECTREE_STORE (or --store) at a new folder and run `vectree ingest`") from None
+
+    def check_layout(self) -> None:
+        found = self.layout_version()
+        if found is None or found == STORE_LAYOUT_VERSION:
+            return
+        newer = found > STORE_LAYOUT_VERSION
+        raise StoreLayoutError(
+            f"store at {self.root} has layout {found}, this vectree {'reads' if newer else 'writes'} layout "
+            f"{STORE_LAYOUT_VERSION}: " + (
+                "upgrade vectree, or point VECTREE_STORE (or --store) at a new folder" if newer else
+                "delete that folder (or point VECTREE_STORE / --store at a new one) and run `vectree ingest PATH` again"))
+
+    def mark_layout(self) -> None:
+        """Record the layout version (every writer of the catalog, manifest or a snapshot calls it)."""
+        if not self.layout_path.exists():
+            atomic_write_bytes(self.layout_path, json.dumps({"layout": STORE_LAYOUT_VERSION}).encode())
+
+    # ---- working paths -----------------------------------------------------------------
     @property
     def manifest_path(self) -> Path:
         return self.root / "manifest.parquet"
@@ -166,16 +308,69 @@ class Store:
         return self.root / "docs.parquet"
 
     @property
+    def sources_path(self) -> Path:
+        return self.root / "sources.json"
+
+    @property
     def dagster_home(self) -> Path:
         return self.root / "dagster"
+
+    @property
+    def lock_path(self) -> Path:
+        return self.root / ".lock"
 
     @property
     def index_dir(self) -> Path:
         return self.root / "index"
 
     @property
+    def index_pointer_path(self) -> Path:
+        return self.index_dir / "CURRENT"
+
+    @property
+    def index_snapshots_dir(self) -> Path:
+        return self.index_dir / "snapshots"
+
+    def index_snapshot_dir(self, snapshot_id: str) -> Path:
+        return self.index_snapshots_dir / snapshot_id
+
+    @property
     def sprout_dir(self) -> Path:
         return self.root / "sprout"
+
+    @property
+    def sprout_models_dir(self) -> Path:
+        return self.root / "sprout" / "models"
+
+    @property
+    def sprout_model_pointer_path(self) -> Path:
+        return self.sprout_models_dir / "CURRENT"
+
+    def sprout_model_dir(self, model_id: str) -> Path:
+        return self.sprout_models_dir / model_id
+
+    @property
+    def sprout_trees_dir(self) -> Path:
+        return self.sprout_dir / "trees"
+
+    def sprout_tree_path(self, doc_id: str) -> Path:
+        return self.sprout_trees_dir / f"{validate_doc_id(doc_id)}.lance"
+
+    @property
+    def sprout_training_dir(self) -> Path:
+        return self.sprout_dir / "training_set"
+
+    @property
+    def sprout_cache_dir(self) -> Path:
+        return self.sprout_dir / "cache"
+
+    @property
+    def snapshots_dir(self) -> Path:
+        return self.root / "snapshots"
+
+    @property
+    def snapshot_pointer_path(self) -> Path:
+        return self.snapshots_dir / "CURRENT"
 
     def record_path(self, doc_id: str) -> Path:
         return self.root / "papers" / f"{validate_doc_id(doc_id)}.json"
@@ -189,10 +384,63 @@ class Store:
     def tree_path(self, doc_id: str) -> Path:
         return self.root / "trees" / f"{validate_doc_id(doc_id)}.parquet"
 
-    def per_paper_paths(self, doc_id: str) -> list[Path]:
-        """Every per-paper artefact of the core layout (used when a paper leaves the corpus)."""
-        return [self.record_path(doc_id), self.pages_path(doc_id), self.pdf_path(doc_id), self.tree_path(doc_id),
-                self.root / "passages" / f"{doc_id}.parquet"]
+    def tree_info_path(self, doc_id: str) -> Path:
+        return self.root / "trees" / f"{validate_doc_id(doc_id)}.json"
+
+    def passages_path(self, doc_id: str) -> Path:
+        return self.root / "passages" / f"{validate_doc_id(doc_id)}.parquet"
+
+    def per_paper_paths(self, doc_id: str) -> dict[str, Path]:
+        """Every per-paper artefact, by name (the same names a snapshot manifest uses)."""
+        return {"record": self.record_path(doc_id), "pages": self.pages_path(doc_id), "pdf": self.pdf_path(doc_id),
+                "tree": self.tree_path(doc_id), "tree_info": self.tree_info_path(doc_id),
+                "passages": self.passages_path(doc_id),
+                "sprout_tree": self.sprout_tree_path(doc_id)}
+
+    # ---- sources (corpus folders registered by `vectree ingest PATH`) --------------------
+    def read_sources(self) -> list[str]:
+        try:
+            return list(json.loads(self.sources_path.read_text()))
+        except FileNotFoundError:
+            return []
+
+    def write_sources(self, sources: Iterable[str]) -> list[str]:
+        merged = sorted(set(sources))
+        self.mark_layout()
+        atomic_write_bytes(self.sources_path, json.dumps(merged, indent=1).encode())
+        return merged
+
+    # ---- published pointers of the index and the SproutRAG model ------------------------
+    @staticmethod
+    def _read_pointer(path: Path) -> str | None:
+        try:
+            text = path.read_text().strip()
+        except FileNotFoundError:
+            return None
+        return text or None
+
+    def read_index_pointer(self) -> str | None:
+        """Id of the search-index snapshot last published under ``index/``."""
+        return self._read_pointer(self.index_pointer_path)
+
+    def write_index_pointer(self, snapshot_id: str) -> None:
+        atomic_write_bytes(self.index_pointer_path, snapshot_id.encode())
+
+    def read_sprout_model_pointer(self) -> str | None:
+        """Id of the live SproutRAG model (``sprout/models/CURRENT``), or ``None``."""
+        return self._read_pointer(self.sprout_model_pointer_path)
+
+    def write_sprout_model_pointer(self, model_id: str) -> None:
+        atomic_write_bytes(self.sprout_model_pointer_path, model_id.encode())
+
+    @property
+    def index_snapshot_id(self) -> str | None:
+        """The index snapshot a reader of this (working) store uses: the last published one."""
+        return self.read_index_pointer()
+
+    @property
+    def sprout_model_id(self) -> str | None:
+        return self.read_sprout_model_pointer()
 
     # ---- per-paper records -------------------------------------------------------------
     def write_record(self, doc_id: str, record: dict[str, Any]) -> None:
@@ -203,9 +451,29 @@ class Store:
         try:
             return json.loads(path.read_text())
         except FileNotFoundError:
-            raise StoreError(f"no record for paper {doc_id!r} at {path}") from None
+            raise StoreError(f"no record for paper {doc_id!r}") from None
         except json.JSONDecodeError as exc:
-            raise StoreError(f"malformed paper record {path}: {exc}") from exc
+            raise StoreError(f"malformed record of paper {doc_id!r}: {exc}") from exc
+
+    def write_tree_info(self, doc_id: str, info: dict[str, Any]) -> None:
+        atomic_write_bytes(self.tree_info_path(doc_id), json.dumps(info, indent=1, sort_keys=True).encode())
+
+    def read_tree_info(self, doc_id: str) -> dict[str, Any] | None:
+        """How the paper's tree was made (source, LLM fallback and why), or ``None``."""
+        try:
+            return json.loads(self.tree_info_path(doc_id).read_text())
+        except (FileNotFoundError, json.JSONDecodeError):
+            return None
+
+    def write_run_failures(self, failures: dict[str, str]) -> None:
+        """Why each paper's last pipeline run failed (the published status names the reason)."""
+        atomic_write_bytes(self.root / "runs" / "failed.json", json.dumps(failures, indent=1, sort_keys=True).encode())
+
+    def read_run_failures(self) -> dict[str, str]:
+        try:
+            return dict(json.loads((self.root / "runs" / "failed.json").read_text()))
+        except (FileNotFoundError, json.JSONDecodeError):
+            return {}
 
     def record_ids(self) -> list[str]:
         d = self.root / "papers"
@@ -219,7 +487,7 @@ class Store:
         """Pages of one paper as dicts, ordered by page number."""
         path = self.pages_path(doc_id)
         if not path.exists():
-            raise StoreError(f"no pages for paper {doc_id!r} at {path}")
+            raise StoreError(f"no pages for paper {doc_id!r}")
         rows = pq.read_table(path, columns=columns).to_pylist()
         if columns is None or "page_no" in columns:
             rows.sort(key=lambda r: r["page_no"])
@@ -231,8 +499,8 @@ class Store:
 
     # ---- catalog -----------------------------------------------------------------------
     def write_catalog(self, rows: Iterable[dict[str, Any]]) -> None:
-        rows = sorted(rows, key=lambda r: r["doc_id"])
-        atomic_write_parquet(self.catalog_path, pa.Table.from_pylist(rows, schema=CATALOG_SCHEMA))
+        self.mark_layout()
+        atomic_write_parquet(self.catalog_path, catalog_table(rows))
 
     def read_catalog(self) -> list[dict[str, Any]]:
         """All catalog rows (empty when nothing has been ingested yet)."""
@@ -253,6 +521,7 @@ class Store:
 
     # ---- manifest ----------------------------------------------------------------------
     def write_manifest(self, rows: list[dict[str, Any]]) -> None:
+        self.mark_layout()
         atomic_write_parquet(self.manifest_path, pa.Table.from_pylist(rows, schema=MANIFEST_SCHEMA))
 
     def read_manifest(self) -> list[dict[str, Any]]:
@@ -260,15 +529,278 @@ class Store:
             return []
         return pq.read_table(self.manifest_path).to_pylist()
 
+    def known_ids(self) -> dict[str, str]:
+        """sha256 -> doc_id of every paper in the last corpus scan (ids stay while bytes stay)."""
+        return {r["sha256"]: r["doc_id"] for r in self.read_manifest() if r.get("sha256") and r.get("doc_id")}
+
     # ---- removal -----------------------------------------------------------------------
     def remove_paper(self, doc_id: str) -> list[Path]:
-        """Delete every per-paper artefact of ``doc_id``; returns what was deleted."""
+        """Delete every per-paper artefact of ``doc_id`` from the working store (published
+        snapshots keep their own links); returns what was deleted."""
         removed = []
-        for path in self.per_paper_paths(doc_id):
-            if path.exists():
+        for path in self.per_paper_paths(doc_id).values():
+            if path.is_dir():
+                shutil.rmtree(path)
+                removed.append(path)
+            elif path.exists():
                 path.unlink()
                 removed.append(path)
-        for extra in (self.sprout_dir / "trees").glob(f"{doc_id}.*") if (self.sprout_dir / "trees").exists() else []:
-            shutil.rmtree(extra) if extra.is_dir() else extra.unlink()
-            removed.append(extra)
         return removed
+
+    # ---- one writer at a time ------------------------------------------------------------
+    @contextmanager
+    def writer_lock(self, *, wait: bool = False) -> Iterator[None]:
+        """Hold the store's writer lock (``.lock``, an ``fcntl`` lock the kernel drops when the
+        process dies, so a killed refresh never leaves it stuck).  Without ``wait`` a second
+        writer gets :class:`StoreBusyError` naming the holder's pid."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        fh = open(self.lock_path, "a+")
+        try:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+                fh.seek(0)
+                pid = fh.read().strip() or "unknown"
+                raise StoreBusyError(f"another refresh is running, pid {pid}") from None
+            fh.seek(0)
+            fh.truncate()
+            fh.write(str(os.getpid()))
+            fh.flush()
+            try:
+                yield
+            finally:
+                fh.seek(0)
+                fh.truncate()
+                fh.flush()
+                fcntl.flock(fh, fcntl.LOCK_UN)
+        finally:
+            fh.close()
+
+    # ---- published snapshots ---------------------------------------------------------------
+    def current_snapshot_id(self) -> str | None:
+        """Id of the live published snapshot, or ``None`` when nothing was published yet."""
+        return self._read_pointer(self.snapshot_pointer_path)
+
+    def snapshot_ids(self) -> list[str]:
+        """Published snapshots on disk, oldest first."""
+        d = self.snapshots_dir
+        return sorted(p.name for p in d.iterdir() if p.is_dir() and SNAPSHOT_ID_RE.match(p.name)) if d.exists() else []
+
+    def view(self, snapshot_id: str | None = None) -> "Store":
+        """A read-only view of one published snapshot: the one pinned in this context (see
+        :meth:`pinned`), else ``snapshot_id``, else the live one.  Before anything was published
+        the working store is its own view."""
+        if snapshot_id is None:
+            pinned = (_PINNED.get() or {}).get(self.root)
+            if pinned is not None:
+                return pinned
+            snapshot_id = self.current_snapshot_id()
+            if snapshot_id is None:
+                return self
+        return StoreView.open(self, snapshot_id)
+
+    @contextmanager
+    def pinned(self, snapshot_id: str | None = None) -> Iterator["Store"]:
+        """Pin one snapshot for the block: every read through :meth:`view` or :meth:`reader` in
+        this thread or task (and in threads started from its context) resolves to it."""
+        view = self.view(snapshot_id)
+        current = dict(_PINNED.get() or {})
+        current[self.root] = view
+        token = _PINNED.set(current)
+        try:
+            yield view
+        finally:
+            _PINNED.reset(token)
+
+    def reader(self) -> "StoreReader":
+        """A read-only store whose every call resolves through :meth:`view` at call time: hand
+        it to long-lived readers (the tools, the service)."""
+        return StoreReader(self)
+
+    @property
+    def snapshot_id(self) -> str | None:
+        """The snapshot this object reads (``None``: the working store, nothing published)."""
+        return None
+
+    def snapshot_manifest(self, snapshot_id: str) -> dict[str, Any]:
+        if not SNAPSHOT_ID_RE.match(snapshot_id or ""):
+            raise SnapshotNotFoundError(f"malformed snapshot id {snapshot_id!r}")
+        try:
+            return json.loads((self.snapshots_dir / snapshot_id / "snapshot.json").read_text())
+        except FileNotFoundError:
+            raise SnapshotNotFoundError(f"snapshot {snapshot_id} is not published (live: "
+                                        f"{self.current_snapshot_id()})") from None
+
+    def referenced_index_snapshots(self) -> set[str]:
+        """Index snapshots that a published store snapshot names (never garbage-collected)."""
+        out = set()
+        for sid in self.snapshot_ids():
+            try:
+                idx = self.snapshot_manifest(sid).get("index")
+            except (StoreError, ValueError):
+                continue
+            if idx:
+                out.add(idx)
+        return out
+
+    def publish_snapshot(self, catalog_rows: list[dict[str, Any]], *, index_snapshot: str | None,
+                         sprout_model: str | None, extra: dict[str, Any] | None = None) -> str:
+        """Publish the working store as one immutable snapshot and switch ``snapshots/CURRENT``
+        to it in one rename.  ``catalog_rows`` (with their statuses) become the snapshot's
+        catalog; every per-paper artefact of those papers that exists is hard-linked in; the
+        index snapshot and the model are recorded by id.  Older snapshots beyond
+        :data:`KEEP_SNAPSHOTS` are deleted.  Returns the new id."""
+        self.mark_layout()
+        self.snapshots_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.snapshots_dir / ".lock", "a") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            snap_id = new_snapshot_id()
+            tmp = self.snapshots_dir / f".tmp-{snap_id}"
+            try:
+                view = Store(tmp, check_layout=False)
+                papers: dict[str, dict[str, str]] = {}
+                for row in catalog_rows:
+                    doc_id = row["doc_id"]
+                    have = {}
+                    for name, src in self.per_paper_paths(doc_id).items():
+                        if src.exists():
+                            dst = view.per_paper_paths(doc_id)[name]
+                            link_tree(src, dst)
+                            have[name] = str(dst.relative_to(tmp))
+                    papers[doc_id] = have
+                atomic_write_parquet(tmp / "docs.parquet", catalog_table(catalog_rows))
+                manifest = {"snapshot_id": snap_id, "layout": STORE_LAYOUT_VERSION,
+                            "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                            "previous": self.current_snapshot_id(), "index": index_snapshot,
+                            "sprout_model": sprout_model, "catalog": "docs.parquet", "papers": papers,
+                            **(extra or {})}
+                atomic_write_bytes(tmp / "snapshot.json", json.dumps(manifest, indent=1, sort_keys=True).encode())
+                os.replace(tmp, self.snapshots_dir / snap_id)
+                atomic_write_bytes(self.snapshot_pointer_path, snap_id.encode())
+            except BaseException:
+                shutil.rmtree(tmp, ignore_errors=True)
+                raise
+            # leftovers of killed publishes, and snapshots too old for any request to hold
+            for path in self.snapshots_dir.iterdir():
+                if path.name.startswith(".tmp-"):
+                    shutil.rmtree(path, ignore_errors=True)
+            for old in self.snapshot_ids()[:-KEEP_SNAPSHOTS]:
+                if old != snap_id:
+                    shutil.rmtree(self.snapshots_dir / old, ignore_errors=True)
+        return snap_id
+
+
+def catalog_table(rows: Iterable[dict[str, Any]]) -> pa.Table:
+    rows = sorted(rows, key=lambda r: r["doc_id"])
+    return pa.Table.from_pylist([{k: r.get(k) for k in CATALOG_SCHEMA.names} for r in rows], schema=CATALOG_SCHEMA)
+
+
+_VIEWS: "OrderedDict[tuple[Path, str], StoreView]" = OrderedDict()
+_VIEWS_LOCK = threading.Lock()
+
+
+class StoreView(Store):
+    """One published snapshot, read-only.  Its per-paper paths and catalog are the snapshot's
+    own (hard links made at publish time); the index snapshot and the SproutRAG model are the
+    ones the snapshot's ``snapshot.json`` names."""
+
+    def __init__(self, store: Store, snapshot_id: str, manifest: dict[str, Any]):
+        super().__init__(store.snapshots_dir / snapshot_id, check_layout=False)
+        self.store = store
+        self.manifest = manifest
+        self._snapshot_id = snapshot_id
+
+    @classmethod
+    def open(cls, store: Store, snapshot_id: str) -> "StoreView":
+        """The view of a published snapshot (views are immutable, so they are cached)."""
+        key = (store.root, snapshot_id)
+        with _VIEWS_LOCK:
+            view = _VIEWS.get(key)
+            if view is not None:
+                _VIEWS.move_to_end(key)
+                return view
+        view = cls(store, snapshot_id, store.snapshot_manifest(snapshot_id))
+        with _VIEWS_LOCK:
+            _VIEWS[key] = view
+            while len(_VIEWS) > 32:
+                _VIEWS.popitem(last=False)
+        return view
+
+    def __repr__(self) -> str:
+        return f"StoreView({str(self.store.root)!r}, {self._snapshot_id!r})"
+
+    @property
+    def snapshot_id(self) -> str:
+        return self._snapshot_id
+
+    # the shared, id-addressed parts live in the store itself
+    @property
+    def index_dir(self) -> Path:
+        return self.store.index_dir
+
+    @property
+    def sprout_models_dir(self) -> Path:
+        return self.store.sprout_models_dir
+
+    @property
+    def index_snapshot_id(self) -> str | None:
+        return self.manifest.get("index")
+
+    @property
+    def sprout_model_id(self) -> str | None:
+        return self.manifest.get("sprout_model")
+
+    def read_index_pointer(self) -> str | None:
+        return self.index_snapshot_id
+
+    def read_sprout_model_pointer(self) -> str | None:
+        return self.sprout_model_id
+
+    def view(self, snapshot_id: str | None = None) -> Store:
+        return self if snapshot_id in (None, self._snapshot_id) else self.store.view(snapshot_id)
+
+    def current_snapshot_id(self) -> str | None:
+        return self.store.current_snapshot_id()
+
+    def read_manifest(self) -> list[dict[str, Any]]:
+        return self.store.read_manifest()
+
+    def read_sources(self) -> list[str]:
+        return self.store.read_sources()
+
+    def _read_only(self, *_, **__):
+        raise StoreError("a published snapshot is read-only; write through the working Store")
+
+    write_record = write_pages = write_catalog = write_manifest = write_sources = _read_only
+    write_index_pointer = write_sprout_model_pointer = publish_snapshot = remove_paper = mark_layout = _read_only
+
+
+class StoreReader:
+    """A store for long-lived readers: each call resolves the snapshot at that moment (the one
+    pinned in this context, else the live one), so a request that pins sees one snapshot
+    throughout and a reader that does not always sees a whole one."""
+
+    def __init__(self, store: Store):
+        self._store = store
+        self.root = store.root
+
+    def __repr__(self) -> str:
+        return f"StoreReader({str(self.root)!r})"
+
+    @property
+    def working(self) -> Store:
+        return self._store
+
+    def view(self, snapshot_id: str | None = None) -> Store:
+        return self._store.view(snapshot_id)
+
+    def pinned(self, snapshot_id: str | None = None):
+        return self._store.pinned(snapshot_id)
+
+    def reader(self) -> "StoreReader":
+        return self
+
+    def __getattr__(self, name: str):
+        return getattr(self._store.view(), name)

@@ -44,6 +44,7 @@ from vectree.agent.toolspec import (TOOLS, BadArgument, NotFound, ToolError, Too
 from vectree.retrieval.config import Settings, load_settings
 from vectree.retrieval.store import DOC_ID_RE, Store
 from vectree.retrieval.threads import limit_blas_threads
+from vectree.service.snapshots import PinSnapshot
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 # open without a token: the liveness probe and the API description (no data in either)
@@ -219,7 +220,7 @@ def service_router(store: Store, toolbox: Toolbox, settings: Settings) -> APIRou
         """Liveness and what is served: the snapshot id and paper counts (no filesystem paths)."""
         from vectree.retrieval.search.index import current_snapshot_id, index_root
 
-        catalog = store.read_catalog()
+        catalog = store.view().read_catalog()
         return {"status": "ok", "snapshot": current_snapshot_id(index_root(store)),
                 "papers": sum(1 for r in catalog if r["status"] == "ok"), "papers_total": len(catalog)}
 
@@ -227,7 +228,7 @@ def service_router(store: Store, toolbox: Toolbox, settings: Settings) -> APIRou
     def papers() -> dict[str, Any]:
         return {"papers": [{"doc_id": r["doc_id"], "title": r["title"], "pages": r["n_pages"], "status": r["status"],
                             "error": scrub_paths(r["error"]) if r["error"] else r["error"]}
-                           for r in store.read_catalog()]}
+                           for r in store.view().read_catalog()]}
 
     @router.post("/ask", responses={**TOOL_ERRORS, **GUARD_ERRORS,
                                     502: {"model": ErrorBody, "description": "the LLM endpoint failed"}},
@@ -262,6 +263,7 @@ def create_app(store_root: str | os.PathLike, *, token: str | None = None, max_b
     app.include_router(service_router(store, toolbox, settings))
     app.include_router(tool_router(toolbox))
     install_error_handlers(app)
+    app.add_middleware(PinSnapshot, store=store)  # one store snapshot per request, named in a header
     # the last middleware added runs first: the token is checked before the body limit reads anything
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)
     if token is not None:

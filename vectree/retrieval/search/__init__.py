@@ -8,26 +8,18 @@ sections that matched and their page ranges::
     build_index(store)                       # or update_index(store): only changed papers
     search(store, "cathode cracking", k=5)   # [{doc_id, title, score, matched_sections}, ...]
 
-See :mod:`vectree.retrieval.search.index` for snapshots and atomic publishing, :mod:`.fusion` for how
-BM25 and dense rankings are combined.
+Building is :mod:`.build`, snapshots and their atomic publish :mod:`.publish`, the reader
+:mod:`.query` (:mod:`.index` re-exports all three); :mod:`.fusion` says how BM25 and dense
+rankings are combined.
 """
 
 from vectree.retrieval.embed import EmbedderMismatchError
 
 from .entries import Entry, entries_for_paper, paper_entry, section_entry, store_entries
 from .fusion import FUSIONS, fuse
-from .index import (
-    DEFAULT_DENSE_WEIGHT,
-    DEFAULT_FUSION,
-    MODES,
-    BuildReport,
-    IndexNotBuiltError,
-    SearchIndex,
-    build_index,
-    read_entries,
-    search,
-    update_index,
-)
+from .build import BuildReport, build_index, update_index
+from .publish import IndexNotBuiltError, read_entries
+from .query import DEFAULT_DENSE_WEIGHT, DEFAULT_FUSION, MODES, SearchIndex, search
 
 __all__ = [
     "DEFAULT_DENSE_WEIGHT", "DEFAULT_FUSION", "FUSIONS", "MODES", "BuildReport", "EmbedderMismatchError", "Entry",

@@ -250,26 +250,25 @@ def load_model(folder: str | os.PathLike, *, check_embedder: bool = True) -> Spr
 
 # ---- models in a store ---------------------------------------------------------------------
 def models_dir(store) -> Path:
-    return Path(store.sprout_dir) / "models"
+    return Path(store.sprout_models_dir)
 
 
 def current_model_dir(store) -> Path | None:
-    """The live model's folder in ``store``, or ``None`` when none was trained."""
-    pointer = models_dir(store) / "CURRENT"
-    if not pointer.exists():
+    """The live model's folder in ``store`` (a snapshot view: the model it was published with),
+    or ``None`` when none was trained."""
+    model_id = store.read_sprout_model_pointer()
+    if not model_id:
         return None
-    folder = models_dir(store) / pointer.read_text().strip()
+    folder = store.sprout_model_dir(model_id)
     return folder if (folder / WEIGHTS_FILE).exists() else None
 
 
 def publish_model(store, model: SproutModel) -> Path:
     """Save ``model`` under ``<store>/sprout/models/<model_id>`` and make it the live one."""
-    from vectree.retrieval.store import atomic_write_bytes
-
     if not model.config.model_id:
         raise ValueError("a published model needs a model_id")
-    folder = save_model(model, models_dir(store) / model.config.model_id)
-    atomic_write_bytes(models_dir(store) / "CURRENT", model.config.model_id.encode())
+    folder = save_model(model, store.sprout_model_dir(model.config.model_id))
+    store.write_sprout_model_pointer(model.config.model_id)
     return folder
 
 

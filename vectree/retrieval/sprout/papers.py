@@ -49,13 +49,11 @@ def tree_schema(dim: int) -> pa.Schema:
 
 
 def trees_dir(store) -> Path:
-    return Path(store.sprout_dir) / "trees"
+    return Path(store.sprout_trees_dir)
 
 
 def tree_table_path(store, doc_id: str) -> Path:
-    from vectree.retrieval.store import validate_doc_id
-
-    return trees_dir(store) / f"{validate_doc_id(doc_id)}.lance"
+    return Path(store.sprout_tree_path(doc_id))
 
 
 @dataclass
@@ -139,7 +137,7 @@ _tree_cache: dict[tuple[str, str], tuple[Any, PaperTree]] = {}
 
 def model_for(store, model_id: str | None = None) -> SproutModel:
     """The model with ``model_id`` (default: the live one), loaded once per process."""
-    folder = (models_dir(store) / model_id) if model_id else current_model_dir(store)
+    folder = store.sprout_model_dir(model_id) if model_id else current_model_dir(store)
     if folder is None or not folder.exists():
         raise ModelNotFoundError(
             f"no trained SproutRAG model{' ' + model_id if model_id else ''} in {store.sprout_dir}; "

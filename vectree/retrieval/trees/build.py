@@ -10,9 +10,10 @@
   ``repair_rounds`` rounds; what still fails stays in the tree, unverified and counted;
 * without one, the offline extractor (:mod:`vectree.retrieval.trees.offline`) supplies them and the same
   verifier checks them;
-* a model whose replies cannot be used for this paper (not JSON after a retry, no sections)
-  falls back to the offline extractor with a note; an endpoint that is unreachable or refuses
-  the key raises (:class:`vectree.retrieval.llm.LLMUnavailable`, :class:`vectree.retrieval.llm.LLMAuthError`), since that
+* a model whose replies cannot be used for this paper (not JSON after a retry, no sections),
+  or that keeps failing (HTTP 5xx, timeouts) after the client's retries, falls back to the
+  offline extractor with a note, recorded in the tree's info; an endpoint that is unreachable
+  or refuses the key raises (:class:`vectree.retrieval.llm.LLMUnavailable`, :class:`vectree.retrieval.llm.LLMAuthError`), since that
   is a configuration problem every paper would share.
 
 The root node is the paper: its title, its abstract as the summary, all pages.  It is verified
@@ -105,6 +106,14 @@ def _llm_sections(llm, page_texts, prepared, title: str, repair_rounds: int, con
     return entries, verdict, rounds
 
 
+def _unreachable(exc: Exception) -> bool:
+    """True when the endpoint could not be reached at all (refused connection, bad host)."""
+    import openai
+
+    cause = exc.__cause__
+    return isinstance(cause, openai.APIConnectionError) and not isinstance(cause, openai.APITimeoutError)
+
+
 def build_tree(
     store: Store,
     doc_id: str,
@@ -129,6 +138,7 @@ def build_tree(
     n_pages = int(record.get("n_pages") or 0)
     title = record.get("title") or doc_id
     notes: list[str] = []
+    fallback = None
     rounds = 0
     if status != "ok":
         reason = f"paper status {status}: {record.get('error') or 'no reason given'}; no sections extracted"
@@ -149,16 +159,26 @@ def build_tree(
         verdict = None
         source = "llm"
         if llm is not None:
-            from vectree.retrieval.llm import LLMResponseError
+            from vectree.retrieval.llm import LLMResponseError, LLMUnavailable
 
             config = ExtractConfig(context_tokens=_context_tokens(context_tokens))
             try:
                 entries, verdict, rounds = _llm_sections(llm, page_texts, prepared, title, repair_rounds, config, notes)
                 if not entries:
-                    notes.append("the model found no sections; used the offline extractor")
+                    fallback = "the model found no sections; used the offline extractor"
+                    notes.append(fallback)
                     entries = None
             except LLMResponseError as exc:
-                notes.append(f"LLM replies unusable for this paper ({exc}); used the offline extractor")
+                fallback = f"LLM replies unusable for this paper ({str(exc)[:200]}); used the offline extractor"
+                notes.append(fallback)
+                entries = None
+            except LLMUnavailable as exc:
+                if _unreachable(exc):  # a wrong endpoint is configuration every paper shares: say so
+                    raise
+                # the server answered 5xx (or timed out) after the client's retries: this paper
+                # gets the offline tree, and the fallback is recorded (tree info, status detail)
+                fallback = f"LLM failed ({str(exc)[:200]}); used the offline extractor"
+                notes.append(fallback)
                 entries = None
         if entries is None:
             offline = extract_offline(record, pages)
@@ -178,5 +198,8 @@ def build_tree(
     )
     if write:
         write_tree(store, doc_id, nodes)
+        # how the tree was made, for the paper's status (an LLM fallback is recorded, not hidden)
+        store.write_tree_info(doc_id, {"source": source, "llm": llm is not None, "fallback": fallback,
+                                       "notes": notes[:20], "built_at": time.time()})
         result.path = store.tree_path(doc_id)
     return result
