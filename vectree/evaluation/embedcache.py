@@ -23,6 +23,8 @@ from typing import Sequence
 
 import numpy as np
 
+from vectree.retrieval.embed import get_embedder
+
 
 def cache_dir() -> Path:
     return Path(os.environ.get("VECTREE_EVAL_CACHE") or Path.home() / ".cache" / "vectree-eval")
@@ -111,8 +113,6 @@ _SHARED: dict[tuple[str, str], CachedEmbedder] = {}
 def cached_embedder(model: str | None = None) -> CachedEmbedder:
     """The process-wide cached version of :func:`vectree.retrieval.embed.get_embedder` (one per model
     and cache directory)."""
-    from vectree.retrieval.embed import get_embedder
-
     inner = get_embedder(model)
     key = (inner.info.name, str(cache_dir()))
     if key not in _SHARED:

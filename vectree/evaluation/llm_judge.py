@@ -36,7 +36,7 @@ class Judge:
 
     @classmethod
     def from_settings(cls, settings, embedder=None, documents: dict | None = None) -> "Judge":
-        from openai import OpenAI
+        from openai import OpenAI  # why local: openai costs ~2 s to import; only runs with an LLM judge need it
 
         client = OpenAI(base_url=settings.llm_base_url, api_key=settings.llm_api_key or "not-needed",
                         timeout=120, max_retries=1)
