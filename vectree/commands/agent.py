@@ -40,6 +40,7 @@ def register(main: click.Group) -> None:
     @click.option("--store", "store_root", default=None, help="Store root (default $VECTREE_STORE or ./.vectree).")
     def ask(question, paper, agent, max_iterations, as_json, store_root):
         """Answer QUESTION from the corpus, citing the pages the answer came from."""
+        # why local: the agent loads openai, LanceDB and the embedder (seconds); --help skips them
         from vectree.agent.ask import ask as run_ask
         from vectree.agent.tools import Toolbox, ToolError
 
@@ -61,6 +62,7 @@ def register(main: click.Group) -> None:
     @click.option("--store", "store_root", default=None, help="Store root (default $VECTREE_STORE or ./.vectree).")
     def serve(host, port, store_root):
         """Serve the tools, /ask and /health over HTTP (reads the store; set VECTREE_API_TOKEN to require a token)."""
+        # why local: uvicorn and FastAPI cost ~2 s to import; only `serve` needs them
         import uvicorn
 
         from vectree.service.http import create_app
@@ -78,7 +80,7 @@ def register(main: click.Group) -> None:
     @click.option("--store", "store_root", default=None, help="Store root (default $VECTREE_STORE or ./.vectree).")
     def mcp(store_root):
         """Serve the seven tools as an MCP server over stdio."""
-        from vectree.service.mcp_server import serve_stdio
+        from vectree.service.mcp_server import serve_stdio  # why local: the MCP SDK costs ~3 s to import
 
         settings = cli_settings(store_root)
         serve_stdio(settings.store_root, settings=settings)
@@ -87,7 +89,7 @@ def register(main: click.Group) -> None:
     @click.option("--store", "store_root", default=None)
     def papers(store_root):
         """List the papers that can be queried (id, pages, title)."""
-        from vectree.retrieval.store import Store
+        from vectree.retrieval.store import Store  # why local: pyarrow (~0.2 s), not needed by --help
 
         table = Table()
         for col in ("doc_id", "pages", "title"):

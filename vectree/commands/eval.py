@@ -17,12 +17,14 @@ import time
 from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from vectree.evaluation.layouts import BENCHMARKS, LayoutError
+from vectree.evaluation.systems import DEFAULT_SYSTEMS, REGISTRY
 
 
 def register(group: click.Group) -> None:
-    from vectree.evaluation.layouts import BENCHMARKS
-    from vectree.evaluation.systems import REGISTRY
-
     @group.command("eval")
     @click.argument("benchmark", type=click.Choice(BENCHMARKS))
     @click.option("--data", "data_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
@@ -41,15 +43,11 @@ def register(group: click.Group) -> None:
                   help="Work folder for indexes, rendered PDFs and stores (default: a temporary one).")
     def eval_command(benchmark, data_dir, systems, limit, seed, out_path, report_path, plots_dir, work_dir):
         """Evaluate systems on BENCHMARK read from --data; write --out (and --report)."""
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
-            TimeRemainingColumn
-
-        from vectree.evaluation.layouts import LayoutError
+        # why local: the loaders, runner and report load PyMuPDF, pyarrow and the typesetter (~1 s);
+        # every other command (and --help) would pay for them
         from vectree.evaluation.loaders import task_of
         from vectree.evaluation.report import console_table, write_report
         from vectree.evaluation.runner import run_benchmark
-        from vectree.evaluation.systems import DEFAULT_SYSTEMS
 
         err = Console(stderr=True)
         names = list(dict.fromkeys(systems)) or list(DEFAULT_SYSTEMS[task_of(benchmark)])

@@ -39,6 +39,7 @@ def register(group: click.Group) -> None:
         QUERY is plain text: quotes, colons, brackets or AND/OR are read as words, never as
         query syntax.
         """
+        # why local: the index loads LanceDB and Tantivy (~5 s); other commands (and --help) skip them
         from vectree.retrieval.embed import EmbedderMismatchError
         from vectree.retrieval.search import IndexNotBuiltError, SearchIndex
         from vectree.retrieval.store import Store

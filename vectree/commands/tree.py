@@ -53,6 +53,7 @@ def register(main: click.Group) -> None:
     def tree_command(doc_id: str, store_root: str | None, summaries: bool) -> None:
         """Print the section tree of paper DOC_ID (an id or a unique prefix of one): titles, page
         ranges, and whether the verifier found each title on its page (✓) or not (✗, with why)."""
+        # why local: the store and the tree schema load pyarrow (~0.2 s); --help skips it
         from vectree.retrieval.store import Store, StoreError
         from vectree.retrieval.trees.schema import read_tree, tree_stats
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
-from .sentences import Span, split_sentences
+from .sentences import Span, covered_sentences, split_sentences
 
 HOTPOTQA_IRCOT = "ircot_format_dev_subsampled.jsonl"
 HOTPOTQA_DISTRACTOR = "hotpot_distractor_sample.json"
@@ -167,8 +167,6 @@ def _join_paragraphs(paragraphs: Sequence[tuple[str, str]]) -> tuple[str, list[P
 
 
 def _sentences_inside(sentences: Sequence[Span], regions: Sequence[Span]) -> list[int]:
-    from .sentences import covered_sentences
-
     return covered_sentences(sentences, regions)
 
 

@@ -22,6 +22,8 @@ from typing import Sequence
 
 import numpy as np
 
+from vectree.retrieval.embed import get_embedder
+
 
 def cache_dir() -> Path:
     from vectree.retrieval.config import load_settings

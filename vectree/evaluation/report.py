@@ -18,9 +18,12 @@ PNG plots per benchmark made with matplotlib:
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Any, Sequence
+
+from rich.table import Table
 
 from .runner import LOWER_IS_BETTER, METRIC_KEYS
 
@@ -159,7 +162,7 @@ def write_report(results: Sequence[dict], path: str | Path, *, plots_dir: str | 
 def make_plots(bench: str, task: str, rows: Sequence[dict], plots_dir: Path) -> list[Path]:
     if not rows:
         return []
-    import matplotlib
+    import matplotlib  # why local: matplotlib costs ~0.7 s to import; only reports with plots need it
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -246,8 +249,6 @@ def make_plots(bench: str, task: str, rows: Sequence[dict], plots_dir: Path) -> 
 # ---- console --------------------------------------------------------------------------------
 def console_table(results: Sequence[dict]):
     """A rich Table: one row per system, the task's headline metrics."""
-    from rich.table import Table
-
     task = next((r["config"].get("task") for r in results if r.get("config")), "")
     bench = next((r["benchmark"] for r in results), "")
     keys = CONSOLE_KEYS.get(task, ())
@@ -273,8 +274,6 @@ def console_table(results: Sequence[dict]):
 
 
 def load_results(paths: Sequence[str | Path]) -> list[dict[str, Any]]:
-    import json
-
     out: list[dict[str, Any]] = []
     for p in paths:
         data = json.loads(Path(p).read_text())

@@ -48,11 +48,18 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from vectree.retrieval.config import load_settings
+from vectree.retrieval.pdf import parse_pdf
+from vectree.retrieval.threads import limit_blas_threads
+
 from . import metrics as M
+from .embedcache import cached_embedder
 from .layouts import LayoutError, data_hashes, validate_layout
+from .llm_judge import Judge
 from .loaders import PAPER_QA, ROUTING, SENTENCES, SYNTHESIS, load_benchmark, questions_of, task_of
+from .sentences import Unit, covered_sentences, score_units
 from .systems import NotApplicable, make_system
-from .systems.base import Doc, NotAvailable, RunContext, join_pages
+from .systems.base import Doc, NotAvailable, RunContext, join_pages, tokens_of
 
 HARNESS_VERSION = 1
 TOKEN_RULE = "vectree.agent.tokens.count_tokens: ceil(len(text) / 4)"
@@ -79,8 +86,6 @@ def corpus_docs(bench) -> list[Doc]:
     """The benchmark's corpus as :class:`Doc` objects (PDFs parsed with :func:`vectree.retrieval.pdf.parse_pdf`)."""
     task = task_of(bench)
     if task == PAPER_QA:
-        from vectree.retrieval.pdf import parse_pdf
-
         docs = []
         for pid, src in bench.papers.items():
             parsed = parse_pdf(src.pdf)
@@ -141,9 +146,6 @@ def _score_routing(system, bench, docs, q) -> dict[str, Any]:
 
 
 def _score_sentences(system, bench, docs, q, scorer_sentences) -> dict[str, Any]:
-    from .sentences import Unit, covered_sentences, score_units
-    from .systems.base import tokens_of
-
     t = time.perf_counter()
     hits = system.retrieve_units(q, q.doc_ids)
     seconds = time.perf_counter() - t
@@ -216,7 +218,7 @@ def _seed_everything(seed: int) -> None:
     random.seed(seed)
     np.random.seed(seed % (2 ** 32))
     try:
-        import torch
+        import torch  # why local: torch costs ~5 s to import; `vectree eval` loads it only to run
 
         torch.manual_seed(seed)
     except ImportError:  # pragma: no cover
@@ -278,7 +280,7 @@ def eval_threads(settings=None) -> int:
 
 
 def _run(benchmark, data_dir, systems, limit, seed, work_dir, hashes, progress, ctx_overrides, settings):
-    import torch
+    import torch  # why local: torch costs ~5 s to import; importing the runner should not
 
     threads = eval_threads(settings)
     before = torch.get_num_threads()
@@ -316,8 +318,6 @@ def _run_threads(benchmark, data_dir, systems, limit, seed, work_dir, hashes, pr
     scorer_sentences = bench.sentences() if task == SENTENCES else None
     judge = None
     if settings.llm_configured and task in LLM_METRICS:
-        from .llm_judge import Judge
-
         judge = Judge.from_settings(settings, ctx.embedder)
 
     results = []

@@ -10,12 +10,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..layouts import LayoutError, validate_layout
+from ..pubmedqa import load_pubmedqa
 from .base import RoutingBenchmark, RoutingDoc, RoutingQuestion
 
 
 def load_pubmedqa_routing(folder: str | Path) -> RoutingBenchmark:
-    from ..pubmedqa import load_pubmedqa
-
     folder = Path(folder)
     files = validate_layout("pubmedqa", folder)
     try:

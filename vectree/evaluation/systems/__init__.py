@@ -46,6 +46,8 @@ class SystemSpec:
     summary: str
 
 
+# why the factories import their system lazily: `vectree --help` reads this registry, and each
+# system's module loads its own heavy stack (LanceDB, Tantivy, torch, scikit-learn) only to run
 def _agent_or_layer0(task: str) -> System:
     from .vectree import Layer0System, VectreeAgentSystem
 

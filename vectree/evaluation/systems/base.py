@@ -30,19 +30,23 @@ from __future__ import annotations
 
 import bisect
 import re
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Collection, Sequence
 
 import numpy as np
 
+from vectree.agent.tokens import count_tokens as rule
+
+from ..embedcache import cached_embedder
+from ..sentences import covered_sentences, split_sentences
+
 Span = tuple[int, int]
 
 
 def count_tokens(text: str) -> int:
     """The project's one token-counting rule (``vectree.agent.tokens.count_tokens``)."""
-    from vectree.agent.tokens import count_tokens as rule
-
     return rule(text)
 
 
@@ -152,8 +156,6 @@ class RunContext:
     @property
     def embedder(self):
         if self._embedder is None:
-            from ..embedcache import cached_embedder
-
             self._embedder = cached_embedder()
         return self._embedder
 
@@ -306,8 +308,6 @@ class SentenceReader:
 
     def warm(self, doc_ids: Collection[str]) -> None:
         """Split these documents into sentences now (vectors come when a sentence is first read)."""
-        from ..sentences import split_sentences
-
         for doc_id in dict.fromkeys(doc_ids):
             if doc_id in self.spans or doc_id not in self.docs:
                 continue
@@ -317,8 +317,6 @@ class SentenceReader:
             self.texts[doc_id] = [" ".join(text[a:b].split()) for a, b in spans]
 
     def candidates(self, units: Sequence[tuple[str, Sequence[Span]]]) -> list[tuple[str, int]]:
-        from ..sentences import covered_sentences
-
         self.warm([doc_id for doc_id, _ in units])
         out: dict[tuple[str, int], None] = {}
         for doc_id, spans in units:
@@ -336,8 +334,6 @@ class SentenceReader:
 
     def answer(self, question: str, units: Sequence[tuple[str, Sequence[Span]]], *, max_words: int = 0,
                query_vector: np.ndarray | None = None) -> str:
-        import time
-
         started = time.perf_counter()
         try:
             return self._answer(question, units, max_words, query_vector)
@@ -371,6 +367,7 @@ def load_cross_encoder(path: str | Path | None):
     if not Path(path).exists():
         raise NotAvailable(f"VECTREE_CROSS_ENCODER={path} does not exist on this machine")
     try:
+        # why local: sentence-transformers loads torch (~5 s); only the reranked baseline needs it
         from sentence_transformers import CrossEncoder
 
         return CrossEncoder(str(path), device="cpu", local_files_only=True)
@@ -427,7 +424,6 @@ def sentence_chunk_table(docs: Sequence[Doc]) -> ChunkTable:
         from vectree.retrieval.sprout.chunks import chunk_text
     except ImportError:  # pragma: no cover - the sprout package not present
         chunk_text = None
-    from ..sentences import split_sentences
 
     table = ChunkTable()
     for d in docs:

@@ -13,6 +13,8 @@ from typing import Collection, Sequence
 
 import tantivy
 
+from vectree.retrieval.search.bm25 import ANALYZER, _analyzer, query_terms
+
 from .base import Doc, Hit, RetrieverSystem, fixed_chunk_table
 
 CHUNK_TOKENS = 256
@@ -29,8 +31,6 @@ class BM25System(RetrieverSystem):
         return {"description": self.description, "chunk_tokens": self.chunk_tokens, "chunker": "MiniLM word pieces"}
 
     def index(self, docs: Sequence[Doc]) -> None:
-        from vectree.retrieval.search.bm25 import ANALYZER, _analyzer
-
         self.table = fixed_chunk_table(docs, self.ctx.embedder.model.tokenizer, self.chunk_tokens)
         sb = tantivy.SchemaBuilder()
         sb.add_integer_field("row", stored=True, indexed=True)
@@ -49,8 +49,6 @@ class BM25System(RetrieverSystem):
         self.n_docs = len({d for d in self.table.doc_ids})
 
     def search(self, query: str, k: int, scope: Collection[str] | None = None) -> list[Hit]:
-        from vectree.retrieval.search.bm25 import query_terms
-
         terms = query_terms(query)
         if not terms or not len(self.table):
             return []

@@ -28,6 +28,7 @@ from typing import Collection, Sequence
 
 import numpy as np
 
+from ..sentences import split_sentences
 from .base import ChunkTable, Doc, Hit, RetrieverSystem, count_tokens, fixed_token_chunks, top_k
 
 LEAF_TOKENS = 100
@@ -41,6 +42,7 @@ DUPLICATE_COSINE = 0.95
 def cluster_nodes(vectors: np.ndarray, seed: int, *, max_cluster: int = MAX_CLUSTER) -> list[list[int]]:
     """Groups of row indices of ``vectors`` (GMM by BIC on PCA-reduced vectors, big groups split
     by k-means); deterministic for a seed.  Fewer than 3 rows form a single group."""
+    # why local: scikit-learn costs ~2.5 s to import; only RAPTOR's tree building needs it
     from sklearn.cluster import KMeans
     from sklearn.decomposition import PCA
     from sklearn.mixture import GaussianMixture
@@ -88,8 +90,6 @@ class RaptorSystem(RetrieverSystem):
 
     # ---- building ----------------------------------------------------------------------
     def index(self, docs: Sequence[Doc]) -> None:
-        from ..sentences import split_sentences
-
         emb = self.ctx.embedder
         tok = emb.model.tokenizer
         self.table = ChunkTable()

@@ -20,6 +20,7 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Iterable, Sequence
 
+import lancedb
 import numpy as np
 import pyarrow as pa
 from lancedb.index import BTree, IvfPq
@@ -66,8 +67,6 @@ class VectorTable:
 
     @classmethod
     def create(cls, path: Path, dim: int, entries: Sequence[Entry] = (), vectors: np.ndarray | None = None) -> "VectorTable":
-        import lancedb
-
         path = Path(path)
         path.mkdir(parents=True, exist_ok=False)
         db = lancedb.connect(str(path))
@@ -81,8 +80,6 @@ class VectorTable:
 
     @classmethod
     def open(cls, path: Path) -> "VectorTable":
-        import lancedb
-
         path = Path(path)
         if not (path / f"{TABLE}.lance").exists():
             raise FileNotFoundError(f"no LanceDB table {TABLE!r} under {path}")
