@@ -42,7 +42,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
-from vectree.retrieval.config import load_settings, set_offline_model_env  # noqa: E402
+from vectree.retrieval.config import set_offline_model_env  # noqa: E402
 
 set_offline_model_env()
 

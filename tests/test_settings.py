@@ -173,3 +173,15 @@ def test_the_llm_resource_carries_the_settings(clean_env):
     assert res.context_tokens == 4000
     # the openai client itself carries the retry policy (no second retry loop of ours)
     assert client._client.max_retries == 0 and client._client.timeout == 3.0
+
+
+def test_setting_defaults_match_the_library_defaults():
+    from vectree.retrieval.llm import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+    from vectree.retrieval.search.index import DEFAULT_DENSE_WEIGHT, DEFAULT_FUSION
+    from vectree.retrieval.trees.llm_extract import DEFAULT_CONTEXT_TOKENS
+
+    fields = Settings.model_fields
+    assert fields["search_fusion"].default == DEFAULT_FUSION
+    assert fields["search_dense_weight"].default == DEFAULT_DENSE_WEIGHT
+    assert fields["llm_context_tokens"].default == DEFAULT_CONTEXT_TOKENS
+    assert (fields["llm_timeout"].default, fields["llm_max_retries"].default) == (DEFAULT_TIMEOUT, DEFAULT_MAX_RETRIES)

@@ -38,7 +38,6 @@ the whole episode.
 
 from __future__ import annotations
 
-import os
 import random
 import tempfile
 import time

@@ -8,7 +8,6 @@ Vectors come from the shared embedder through the on-disk cache; retrieval is an
 
 from __future__ import annotations
 
-import os
 from typing import Collection, Sequence
 
 import numpy as np

@@ -24,7 +24,6 @@ reported as not run, with the reason.
 
 from __future__ import annotations
 
-import os
 from typing import Any, Collection, Sequence
 
 import numpy as np

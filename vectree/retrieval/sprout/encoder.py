@@ -14,18 +14,16 @@ and head, averaged over token pairs into chunk-pair attention, inside windows of
 tokens packed with whole chunks; chunk pairs in different windows get zero attention (the
 reference truncates to one window instead, and so drops most of a long document).
 
-:func:`embed_texts` embeds chunk texts with the shared MiniLM, optionally through an on-disk
-cache (:class:`EmbeddingCache`), which benchmarks and training use so MiniLM runs once per text.
+:func:`embed_texts` embeds chunk texts with the shared MiniLM, optionally through the project's
+on-disk cache (:class:`vectree.retrieval.embedcache.CachedEmbedder`), which benchmarks and training
+use so MiniLM runs once per text.
 """
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
-import threading
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Callable, Sequence
 
 import numpy as np
@@ -35,72 +33,6 @@ from torch import nn
 
 
 # ---- MiniLM chunk embeddings with an optional disk cache ----------------------------------
-class EmbeddingCache:
-    """A content-addressed store of text embeddings for one model: ``sha1(text) -> vector``.
-
-    Kept as two ``.npy`` files under ``folder`` (keys and float32 vectors), loaded once and
-    rewritten atomically when new texts were embedded.  Processes sharing a folder never see a
-    torn file, but the last writer wins (the others' new entries are embedded again next time).
-    """
-
-    def __init__(self, folder: str | os.PathLike, model_name: str):
-        slug = "".join(c if c.isalnum() else "-" for c in model_name)[:60]
-        self.folder = Path(folder)
-        self.keys_path = self.folder / f"{slug}.keys.npy"
-        self.vecs_path = self.folder / f"{slug}.vecs.npy"
-        self._index: dict[bytes, int] = {}
-        self._vecs: np.ndarray | None = None
-        self._lock = threading.Lock()
-        if self.keys_path.exists() and self.vecs_path.exists():
-            keys = np.load(self.keys_path)
-            self._vecs = np.load(self.vecs_path)
-            self._index = {bytes(k): i for i, k in enumerate(keys)}
-
-    @staticmethod
-    def key(text: str) -> bytes:
-        return hashlib.sha1(text.encode("utf-8")).digest()
-
-    def lookup(self, texts: Sequence[str]) -> tuple[list[int | None], list[int]]:
-        rows = [self._index.get(self.key(t)) for t in texts]
-        return rows, [i for i, r in enumerate(rows) if r is None]
-
-    def add(self, texts: Sequence[str], vecs: np.ndarray) -> None:
-        """Remember ``vecs[i]`` for ``texts[i]`` (texts already known are skipped) and save."""
-        with self._lock:
-            start = 0 if self._vecs is None else len(self._vecs)
-            rows = []
-            for t, v in zip(texts, vecs):
-                k = self.key(t)
-                if k not in self._index:
-                    self._index[k] = start + len(rows)
-                    rows.append(v)
-            if not rows:
-                return
-            new_rows = np.stack(rows).astype(np.float32)
-            self._vecs = new_rows if self._vecs is None else np.concatenate([self._vecs, new_rows])
-            self.save()
-
-    def get(self, row: int) -> np.ndarray:
-        assert self._vecs is not None
-        return self._vecs[row]
-
-    def save(self) -> None:
-        from vectree.retrieval.store import atomic_write_bytes
-        import io
-
-        # one key per stored row (rows whose key was lost keep an empty key and are never found)
-        keys = np.zeros(len(self._vecs), dtype="S20")
-        for k, i in self._index.items():
-            keys[i] = k
-        for path, arr in ((self.vecs_path, self._vecs), (self.keys_path, keys)):
-            buf = io.BytesIO()
-            np.save(buf, arr)
-            atomic_write_bytes(path, buf.getvalue())
-
-
-_caches: dict[tuple[str, str], EmbeddingCache] = {}
-
-
 def embed_texts(texts: Sequence[str], *, cache_dir: str | os.PathLike | None = None, embedder=None,
                 queries: bool = False, progress: Callable[[int, int], None] | None = None,
                 batch: int = 2048) -> np.ndarray:
@@ -125,16 +57,13 @@ def embed_texts(texts: Sequence[str], *, cache_dir: str | os.PathLike | None = N
 
     if cache_dir is None or not texts:
         return encode_all(texts) if texts else np.zeros((0, embedder.dim), dtype=np.float32)
-    name = embedder.info.name + ("#query" if queries else "")
-    cache = _caches.get((str(cache_dir), name))
-    if cache is None:
-        cache = _caches[(str(cache_dir), name)] = EmbeddingCache(cache_dir, name)
-    rows, missing = cache.lookup(texts)
-    if missing:
-        todo = list(dict.fromkeys(texts[i] for i in missing))
-        cache.add(todo, encode_all(todo))
-        rows, missing = cache.lookup(texts)
-    return np.stack([cache.get(r) for r in rows]).astype(np.float32)
+    from vectree.retrieval.embedcache import CachedEmbedder  # the project's one embedding cache
+
+    cache = CachedEmbedder(embedder, cache_dir)
+    try:
+        return cache.encode_cached(texts, queries=queries, encode=encode_all)
+    finally:
+        cache.close()
 
 
 # ---- the trainable sentence-level encoder --------------------------------------------------

@@ -23,7 +23,6 @@ never indexed either way (:func:`~vectree.retrieval.trees.schema.indexable_nodes
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path

@@ -8,6 +8,8 @@ import re
 from collections import Counter
 from typing import Iterable, Sequence
 
+from vectree.retrieval.sentences import split_sentences as sentence_spans
+
 from .text import ABBREV, MATHY, count_letters
 
 SUMMARY_TOKENS = 60  # cap per section summary (word-piece-ish tokens, see _count_tokens)
@@ -31,7 +33,6 @@ def section_ranges(starts: Sequence[tuple[int, int, bool]], n_pages: int) -> lis
     return out
 
 
-_SENT_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _TOKEN_RE = re.compile(r"\w+|[^\w\s]")
 _WORD_RE = re.compile(r"[a-z][a-z0-9-]{2,}")
 _STOP = frozenset(
@@ -43,20 +44,20 @@ _STOP = frozenset(
 
 
 def split_sentences(text: str) -> list[str]:
-    """A small rule-based splitter: sentence ends followed by a capital, minus common abbreviations
-    (et al., e.g., Fig., initials).  Fast enough to run on every section of every paper."""
+    """The sentences of a block of page text, by the project's one rule
+    (:mod:`vectree.retrieval.sentences`, pysbd), after joining hyphenated line breaks and folding
+    the layout's line breaks into spaces (a block is one paragraph).  A piece that ends in a
+    reference abbreviation pysbd does not know ("Tab. 2") is joined to the next one: a summary
+    must not stop at "see Tab."."""
     text = re.sub(r"(\w)-\s*\n\s*(\w)", r"\1\2", text)
     text = re.sub(r"\s+", " ", text).strip()
-    if not text:
-        return []
-    pieces = _SENT_SPLIT.split(text)
-    out: list[str] = []
-    for piece in pieces:
-        if out and ABBREV.search(out[-1]):
-            out[-1] = f"{out[-1]} {piece}"
+    spans: list[list[int]] = []
+    for a, b in sentence_spans(text):
+        if spans and ABBREV.search(text[spans[-1][0]:spans[-1][1]]):
+            spans[-1][1] = b
         else:
-            out.append(piece)
-    return [s.strip() for s in out if s.strip()]
+            spans.append([a, b])
+    return [text[a:b] for a, b in spans]
 
 
 def _count_tokens(text: str) -> int:
