@@ -247,7 +247,11 @@ def service_router(store: Store, toolbox: Toolbox) -> APIRouter:
                  tags=["service"])
     def ask(body: AskRequest) -> dict[str, Any]:
         from vectree.agent.ask import ask as ask_question
-        from vectree.agent.llm import LLMError
+
+        try:  # the LLM client is moving below the agent (vectree.retrieval.llm)
+            from vectree.retrieval.llm import LLMError
+        except ImportError:
+            from vectree.agent.llm import LLMError
 
         try:
             answer = ask_question(toolbox, body.question, paper=body.paper, agent=body.agent)
