@@ -214,6 +214,9 @@ def test_unambiguous_arguments_are_coerced(toolbox, ids):
     image = toolbox.call("get_page_image", {"doc_id": doc, "page": "1", "dpi": "30"})
     assert image.data["page"] == 1 and image.image_png.startswith(b"\x89PNG")
     assert len(toolbox.call("search_papers", '{"query": "capacity", "k": "2"}').data["results"]) == 2
+    # one page that does not exist costs only itself
+    mixed = toolbox.call("get_page_content", {"doc_id": doc, "pages": [2, 99]}).data
+    assert [p["page"] for p in mixed["pages"]] == [2] and "page 99 is out of range" in mixed["skipped"][0]
     for bad in (True, "two", 2.5):
         with pytest.raises(BadArgument, match="must be of type integer"):
             toolbox.call("get_page_image", {"doc_id": doc, "page": bad})

@@ -14,8 +14,10 @@ import httpx
 import pytest
 import uvicorn
 
+from vectree.agent.toolspec import TOOLS, openai_tools
 from vectree.demo import DEMO_QUESTIONS, expected_pages
-from vectree.service.http import create_app
+from vectree.service.http import PUBLIC_PATHS, create_app
+from vectree.service.mcp_server import tool_listing
 
 
 def _free_port() -> int:
@@ -173,6 +175,9 @@ def test_mcp_server_lists_and_calls_the_tools(store_copy, paper):
                 return tools, tree, search, image, bad
 
     tools, tree, search, image, bad = asyncio.run(asyncio.wait_for(session_calls(), timeout=120))
+    # the listing is the declaration: the same argument schemas the LLM agent is given
+    assert {t.name: t.input_schema for t in tools.tools} == {
+        t["function"]["name"]: t["function"]["parameters"] for t in openai_tools()}
     assert sorted(t.name for t in tools.tools) == sorted([
         "search_papers", "get_document_tree", "get_section", "search_within_paper", "get_page_content",
         "get_page_image", "submit_answer"])
@@ -180,3 +185,239 @@ def test_mcp_server_lists_and_calls_the_tools(store_copy, paper):
     assert json.loads(search.content[0].text)["results"][0]["doc_id"] == doc
     assert image.content[0].type == "image" and image.content[0].mime_type == "image/png"
     assert bad.is_error and "out of range" in bad.content[0].text
+
+
+# ---- one declaration ------------------------------------------------------------------------------
+def test_openai_schema_mcp_listing_and_openapi_name_the_same_tools_and_arguments(store_copy):
+    openai = {t["function"]["name"]: t["function"]["parameters"] for t in openai_tools()}
+    mcp = {t.name: t.input_schema for t in tool_listing()}
+    assert list(openai) == list(mcp) == list(TOOLS) and len(openai) == 7
+    assert openai == mcp
+    spec = create_app(store_copy.root, token="").openapi()
+    ops = {op["operationId"]: (method, path, op) for path, item in spec["paths"].items()
+           for method, op in item.items() if "x-tool" in op}
+    assert set(ops) == set(openai)
+    # today's URLs, kept
+    assert {name: (m, p) for name, (m, p, _) in ops.items()} == {
+        "search_papers": ("get", "/search"), "get_document_tree": ("get", "/papers/{doc_id}/tree"),
+        "get_section": ("get", "/papers/{doc_id}/sections/{node_id}"),
+        "search_within_paper": ("get", "/papers/{doc_id}/search"),
+        "get_page_content": ("get", "/papers/{doc_id}/pages/{page}"),
+        "get_page_image": ("get", "/papers/{doc_id}/pages/{page}/image.png"),
+        "submit_answer": ("post", "/answers/check")}
+    for name, (_, _, op) in ops.items():
+        mapping = op["x-tool"]["arguments"]  # URL or body name -> tool argument
+        schemas = {p["name"]: p["schema"] for p in op.get("parameters", [])}
+        if "requestBody" in op:
+            ref = op["requestBody"]["content"]["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+            schemas.update(spec["components"]["schemas"][ref]["properties"])
+        assert set(schemas) == set(mapping), name
+        assert set(mapping.values()) == set(openai[name]["properties"]), name
+        for url_name, arg in mapping.items():
+            declared = openai[name]["properties"][arg]
+            if declared.get("type") == "array" and schemas[url_name].get("type") != "array":
+                declared = declared["items"]  # /pages/{page} fills pages=[page]
+            for key in ("type", "minimum", "maximum", "pattern", "minLength", "maxLength", "default"):
+                assert schemas[url_name].get(key) == declared.get(key), (name, url_name, key)
+        assert {"404", "422"} <= set(op["responses"]), name
+
+
+# ---- hardening ------------------------------------------------------------------------------------
+def _raw(port: int, head: bytes, parts=(), timeout: float = 15) -> bytes:
+    """Send a request by hand (headers, then body parts) and return the status line: a test of
+    what the server answers before the body is complete."""
+    with socket.create_connection(("127.0.0.1", port), timeout=timeout) as sock:
+        sock.sendall(head)
+        for part in parts:
+            try:
+                sock.sendall(part)
+            except OSError:  # the server answered and closed: it did not want the rest
+                break
+        data = b""
+        while b"\r\n" not in data:
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            data += chunk
+        return data.split(b"\r\n", 1)[0]
+
+
+@pytest.fixture(scope="module")
+def guarded(store_copy):
+    served = Served(create_app(store_copy.root, token="s3cret", max_body_bytes=100_000))
+    client = served.__enter__()
+    yield served, client
+    served.__exit__()
+
+
+AUTH = {"Authorization": "Bearer s3cret"}
+
+
+def test_every_protected_route_answers_401_without_the_token(guarded, paper):
+    served, c = guarded
+    _, doc, page = paper
+    spec = c.get("/openapi.json").json()  # the API description is public, like /health
+    values = {"doc_id": doc, "node_id": "n1", "page": page}
+    protected = 0
+    for path, item in spec["paths"].items():
+        for method in item:
+            url = path.format(**values)
+            bodies = {"/ask": {"question": "x"}, "/answers/check": {"answer": "x", "citations": []}}
+            kw = {"params": {"q": "capacity"}} if method == "get" else {"json": bodies[path]}
+            r = c.request(method.upper(), url, **kw)
+            if path in PUBLIC_PATHS:
+                assert r.status_code == 200, path
+                continue
+            protected += 1
+            assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", (method, path, r.text)
+            assert c.request(method.upper(), url, headers={"Authorization": "Bearer wrong"}, **kw).status_code == 401
+            assert c.request(method.upper(), url, headers=AUTH, **kw).status_code == 200, (method, path)
+    assert protected == 9  # /papers, /ask and the seven tools
+    # malformed bodies are not parsed for a caller without the token: 401, not 422
+    for path in ("/ask", "/answers/check"):
+        broken = {"content": b'{"question": ', "headers": {"content-type": "application/json"}}
+        assert c.post(path, **broken).status_code == 401
+        assert c.post(path, content=broken["content"], headers={**broken["headers"], **AUTH}).status_code == 422
+
+
+def test_an_unauthenticated_body_is_never_read(guarded):
+    """A 200 MB body announced without a token is refused from the headers, before it is sent."""
+    served, _ = guarded
+    head = (b"POST /ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 200000000\r\n\r\n")
+    assert _raw(served.port, head, [b'{"question": "' + b"x" * 4096]).startswith(b"HTTP/1.1 401")
+
+
+def test_request_bodies_are_limited_while_streaming(guarded, monkeypatch, store_copy):
+    served, c = guarded
+    auth = b"Authorization: Bearer s3cret\r\n"
+    # announced larger than the limit: 413 at once, before the body arrives
+    head = (b"POST /ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + auth +
+            b"Content-Length: 5000000\r\n\r\n")
+    assert _raw(served.port, head, [b"{"]).startswith(b"HTTP/1.1 413")
+    # streamed without a length: 413 as soon as it passes the limit, though the stream never ends
+    head = (b"POST /ask HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" + auth +
+            b"Transfer-Encoding: chunked\r\n\r\n")
+    chunk = b"x" * 65536
+    parts = [b"%x\r\n%s\r\n" % (len(chunk), chunk)] * 3  # 196 KB, and no closing chunk
+    assert _raw(served.port, head, parts).startswith(b"HTTP/1.1 413")
+    # within the limit a body is read as usual
+    assert c.post("/answers/check", json={"answer": "x" * 1000, "citations": []}, headers=AUTH).status_code == 200
+    # the default limit is 1 MB, and VECTREE_MAX_BODY_BYTES sets it
+    from vectree.retrieval.config import load_settings
+
+    assert load_settings().max_body_bytes == 1_000_000
+    monkeypatch.setenv("VECTREE_MAX_BODY_BYTES", "2048")
+    from starlette.testclient import TestClient
+
+    small = TestClient(create_app(store_copy.root, token=""))
+    assert small.post("/answers/check", json={"answer": "x" * 4000, "citations": []}).status_code == 413
+    assert small.post("/answers/check", json={"answer": "x" * 1000, "citations": []}).status_code == 200
+
+
+def test_validation_errors_echo_only_an_excerpt(client):
+    r = client.post("/ask", json={"question": "why " * 200_000})  # 800 KB: under the body limit
+    assert r.status_code == 422 and len(r.content) < 400 and "why why" not in r.text
+    r = client.get("/search", params={"q": "q" * 5000})
+    assert r.status_code == 422 and len(r.content) < 400
+    r = client.post("/answers/check", json={"answer": "x", "citations": [], "extra": "e" * 50_000})
+    assert r.status_code == 422 and len(r.content) < 400
+
+
+def test_health_and_errors_reveal_no_paths(demo_store, tmp_path):
+    from starlette.testclient import TestClient
+
+    from vectree.retrieval.store import Store
+
+    root = tmp_path / "store"
+    shutil.copytree(demo_store.root, root)
+    store = Store(root)
+    rows = store.read_catalog()
+    bad = rows[0]["doc_id"]
+    rows[0].update(status="failed", error=f"cannot open {root}/pdfs/{bad}.pdf: damaged")
+    store.write_catalog(rows)
+    shutil.rmtree(store.index_dir)  # no search index: the index error names where it looked
+    c = TestClient(create_app(root, token=""))
+    responses = {
+        "health": c.get("/health"), "papers": c.get("/papers"), "page": c.get(f"/papers/{bad}/pages/1"),
+        "search": c.get("/search", params={"q": "capacity"}), "tree": c.get(f"/papers/{bad}/tree"),
+        "ask": c.post("/ask", json={"question": "How much capacity was retained?"}),
+    }
+    assert {k: r.status_code for k, r in responses.items()} == {
+        "health": 200, "papers": 200, "page": 404, "search": 503, "tree": 200, "ask": 200}
+    for name, r in responses.items():
+        assert str(tmp_path) not in r.text and "/store/" not in r.text, (name, r.text[:300])
+    health = responses["health"].json()
+    assert set(health) == {"status", "snapshot", "papers", "papers_total"}
+    failed = next(p for p in responses["papers"].json()["papers"] if p["doc_id"] == bad)
+    assert failed["error"].startswith("cannot open …/") and f"{bad}.pdf" in failed["error"]
+    assert responses["search"].json()["error"] == "unavailable"
+
+
+@pytest.fixture()
+def served_elsewhere(store_copy):
+    """The service in its own process on 127.0.0.1 (hypothesis walks ``sys.modules`` while it
+    describes strategies, which must not race with a server thread importing lazily)."""
+    import os
+    import subprocess
+
+    port = _free_port()
+    code = ("import sys, uvicorn; from vectree.service.http import create_app; "
+            "uvicorn.run(create_app(sys.argv[1], token=''), host='127.0.0.1', port=int(sys.argv[2]), "
+            "log_level='warning')")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    proc = subprocess.Popen([sys.executable, "-c", code, str(store_copy.root), str(port)], env=env)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 120
+        while True:
+            try:
+                if httpx.get(f"{base}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.time() > deadline or proc.poll() is not None:
+                raise RuntimeError("the service did not start")
+            time.sleep(0.2)
+        yield base
+    finally:
+        proc.terminate()
+        proc.wait(timeout=20)
+
+
+def test_schemathesis_finds_no_server_error_and_no_undocumented_status(served_elsewhere, paper):
+    """A bounded property-based run over the OpenAPI description, on loopback: valid and invalid
+    inputs for every operation; no 5xx, every status and body as documented."""
+    import schemathesis
+    from hypothesis import HealthCheck, given, settings
+    from schemathesis import GenerationMode
+    from schemathesis.checks import not_a_server_error
+    from schemathesis.specs.openapi.checks import (content_type_conformance, response_schema_conformance,
+                                                   status_code_conformance)
+
+    _, doc, _ = paper
+    base = served_elsewhere
+    schema = schemathesis.openapi.from_url(f"{base}/openapi.json")
+    httpx.post(f"{base}/ask", json={"question": "warm up the encoder"}, timeout=120)  # load the model once
+    checks = [not_a_server_error, status_code_conformance, content_type_conformance, response_schema_conformance]
+    calls = []
+    for result in schema.get_all_operations():
+        operation = result.ok()
+        fixed = {"doc_id": doc} if "{doc_id}" in operation.path else None
+        raw = operation.definition.raw
+        modes = [(GenerationMode.POSITIVE, None), (GenerationMode.POSITIVE, fixed)]
+        if raw.get("parameters") or raw.get("requestBody"):  # nothing to make invalid otherwise
+            modes.append((GenerationMode.NEGATIVE, None))
+        for mode, path_parameters in modes:
+            @given(case=operation.as_strategy(generation_mode=mode, path_parameters=path_parameters))
+            @settings(max_examples=6, deadline=None, database=None, derandomize=True,
+                      suppress_health_check=list(HealthCheck))
+            def run(case):
+                response = case.call_and_validate(base_url=base, checks=checks, timeout=120)
+                calls.append((operation.label, response.status_code))
+
+            run()
+    statuses = {code for _, code in calls}
+    print(f"schemathesis: {len(calls)} calls, statuses {sorted(statuses)}")
+    assert len(calls) >= 100 and max(statuses) < 500
+    assert {200, 404, 422} <= statuses

@@ -269,15 +269,23 @@ class Toolbox:
         pages = sorted(dict.fromkeys(pages))
         if len(pages) > MAX_PAGES_PER_CALL:
             raise BadArgument(f"at most {MAX_PAGES_PER_CALL} pages per call")
-        texts = self._check_pages(doc_id, pages)
+        texts = self.page_texts(doc_id)
+        missing = [p for p in pages if not 1 <= p <= len(texts)]
+        if len(missing) == len(pages):
+            self._check_pages(doc_id, pages)  # raises NotFound for the first
         out = []
         for p in pages:
+            if p in missing:
+                continue
             text = texts[p - 1]
             entry = {"page": p, "text": text[:MAX_PAGE_CHARS]}
             if len(text) > MAX_PAGE_CHARS:
                 entry["truncated_chars"] = len(text) - MAX_PAGE_CHARS
             out.append(entry)
-        return ToolResult("get_page_content", 2, {"doc_id": doc_id, "pages": out})
+        data: dict[str, Any] = {"doc_id": doc_id, "pages": out}
+        if missing:  # one bad page number does not cost the agent the good ones
+            data["skipped"] = [f"page {p} is out of range: paper {doc_id} has pages 1-{len(texts)}" for p in missing]
+        return ToolResult("get_page_content", 2, data)
 
     def render_page_png(self, doc_id: str, page: int, dpi: int = 100) -> tuple[bytes, int, int]:
         """The page rendered from the store's copy of the PDF: ``(png, width, height)``."""

@@ -288,6 +288,7 @@ class PageText(ToolData):
 class GetPageContentResult(ToolData):
     doc_id: str
     pages: list[PageText]
+    skipped: list[str] | None = None  # requested pages that do not exist (the others are returned)
 
 
 class GetPageImageResult(ToolData):

@@ -64,6 +64,9 @@ TOOL_ERRORS: dict[int | str, dict[str, Any]] = {
     422: {"model": ErrorBody, "description": "malformed or out-of-range arguments"},
     503: {"model": ErrorBody, "description": "the store lacks the index or passages this needs (run vectree ingest)"},
 }
+BODY_ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "the body cannot be decoded (not UTF-8 JSON)"},
+}
 GUARD_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing or wrong bearer token (when the service has a token)"},
     413: {"description": "request body larger than the service's limit"},
@@ -199,7 +202,8 @@ def _add_tool_route(router: APIRouter, toolbox: Toolbox, spec: ToolSpec) -> None
     endpoint.__name__ = spec.name
     extra = {"x-tool": {"name": spec.name, "layer": spec.layer, "arguments": dict(route.params)}}
     common = dict(operation_id=spec.name, summary=spec.name, description=spec.description,
-                  responses={**TOOL_ERRORS, **GUARD_ERRORS}, openapi_extra=extra, tags=["tools"])
+                  responses={**TOOL_ERRORS, **GUARD_ERRORS, **(BODY_ERRORS if route.method == "POST" else {})},
+                  openapi_extra=extra, tags=["tools"])
     if route.png:
         common["responses"] = {200: {"content": {"image/png": {}}, "description": "the page as PNG"},
                                **common["responses"]}
@@ -230,7 +234,7 @@ def service_router(store: Store, toolbox: Toolbox, settings: Settings) -> APIRou
                             "error": scrub_paths(r["error"]) if r["error"] else r["error"]}
                            for r in store.view().read_catalog()]}
 
-    @router.post("/ask", responses={**TOOL_ERRORS, **GUARD_ERRORS,
+    @router.post("/ask", responses={**TOOL_ERRORS, **GUARD_ERRORS, **BODY_ERRORS,
                                     502: {"model": ErrorBody, "description": "the LLM endpoint failed"}},
                  tags=["service"])
     def ask(body: AskRequest) -> dict[str, Any]:
