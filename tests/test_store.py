@@ -3,6 +3,7 @@ symlinks, damaged PDFs, file modes, the writer lock, published snapshots and vie
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -212,3 +213,34 @@ def test_a_view_keeps_reading_its_snapshot_while_the_working_store_changes(tmp_p
     for _ in range(4):
         store.publish_snapshot([_row("b-2")], index_snapshot=None, sprout_model=None)
     assert len(store.snapshot_ids()) == 3 and store.current_snapshot_id() in store.snapshot_ids()
+
+
+# ---- bounded memory ------------------------------------------------------------------------------------
+def test_ingest_streams_pages_to_the_store(tmp_path):
+    """Pages go to Parquet as they are extracted; only the first two stay in memory (title, abstract)."""
+    from vectree.retrieval.ingest import ingest_paper
+
+    pdf = pdfmaker.write_paper(tmp_path / "long.pdf", "Glacier Melt Dynamics in Alpine Basins",
+                               pdfmaker.GOOD_SECTIONS, pages=7)
+    whole = parse_pdf(pdf)
+    seen = []
+    streamed = parse_pdf(pdf, on_page=seen.append)
+    assert len(whole.pages) == len(seen) == 7 and len(streamed.pages) == 2
+    assert streamed.n_chars == whole.n_chars and streamed.title == whole.title
+    assert streamed.abstract == whole.abstract and streamed.status == whole.status == "ok"
+
+    store = Store(tmp_path / "s")
+    (f,) = scan([pdf])
+    record = ingest_paper(store, [f])
+    assert record["n_pages"] == 7 and record["n_chars"] == whole.n_chars
+    assert store.read_pages(f.doc_id) == whole.pages
+    import pyarrow.parquet as pq
+
+    assert pq.ParquetFile(store.pages_path(f.doc_id)).num_row_groups >= 1
+    # a file that fails to parse writes no pages and keeps the ones a previous parse wrote
+    before = store.pages_path(f.doc_id).read_bytes()
+    pdf.write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 8 + b"\n%%EOF")
+    (g,) = scan([pdf], known={})
+    record = ingest_paper(store, [dataclasses.replace(g, doc_id=f.doc_id)])
+    assert record["status"] == "failed" and store.pages_path(f.doc_id).read_bytes() == before
+    assert not [p for p in store.pages_path(f.doc_id).parent.iterdir() if p.name.endswith(".tmp")]

@@ -40,6 +40,11 @@ class _Group(click.Group):
             return super().invoke(ctx)
         except StoreError as exc:
             raise click.ClickException(str(exc)) from None
+        except KeyboardInterrupt as exc:
+            if type(exc).__name__ != "RefreshInterrupted":  # (not imported here: it pulls in Dagster)
+                raise
+            err.print(str(exc))
+            ctx.exit(130)
 
 
 @click.group(cls=_Group)

@@ -94,6 +94,6 @@ def register(main: click.Group) -> None:
         table = Table()
         for col in ("doc_id", "pages", "title"):
             table.add_column(col)
-        for r in Store(cli_settings(store_root).store_root).papers():
+        for r in Store(cli_settings(store_root).store_root).view().papers():
             table.add_row(r["doc_id"], str(r["n_pages"]), r["title"])
         console.print(table)

@@ -44,7 +44,7 @@ def register(group: click.Group) -> None:
         from vectree.retrieval.search import IndexNotBuiltError, SearchIndex
         from vectree.retrieval.store import Store
 
-        store = Store(cli_settings(store_root).store_root)
+        store = Store(cli_settings(store_root).store_root).view()  # the published snapshot
         try:
             index = SearchIndex.open(store, auto_refresh=False)
             if mode != "bm25":

@@ -162,7 +162,7 @@ def register(group: click.Group) -> None:
         from vectree.retrieval.sprout.papers import retrieve_in_paper, retrieve_papers
         from vectree.retrieval.store import Store
 
-        store = Store(cli_settings(store_root).store_root)
+        store = Store(cli_settings(store_root).store_root).view()  # the published snapshot
         try:
             hits = retrieve_in_paper(store, doc_id, query, k) if doc_id else retrieve_papers(store, query, k)
         except SproutUnavailableError as exc:

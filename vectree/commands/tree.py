@@ -57,7 +57,7 @@ def register(main: click.Group) -> None:
         from vectree.retrieval.store import Store, StoreError
         from vectree.retrieval.trees.schema import read_tree, tree_stats
 
-        store = Store(cli_settings(store_root).store_root)
+        store = Store(cli_settings(store_root).store_root).view()  # the published snapshot
         resolved = _resolve(store, doc_id)
         try:
             nodes = read_tree(store, resolved)

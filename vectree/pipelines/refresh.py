@@ -8,6 +8,11 @@ instance that lives under the store (``<store>/dagster``), so the Dagster UI sta
 
 from __future__ import annotations
 
+import os
+import signal
+import threading
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -131,11 +136,96 @@ def refresh(
 
     set_dagster_env()
     store = resource.store
-    with store.writer_lock():
-        return _refresh_locked(defs, resource, store, llm=llm, instance=instance, force=force, on_paper=on_paper)
+    with store.writer_lock(), _stop_on_signals() as stop:
+        return _refresh_locked(defs, resource, store, llm=llm, instance=instance, force=force, on_paper=on_paper,
+                               stop=stop)
 
 
-def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper) -> RefreshReport:
+class RefreshInterrupted(KeyboardInterrupt):
+    """SIGTERM or SIGINT stopped a refresh; nothing was published, the previous snapshot serves.
+    A ``BaseException`` (like ``KeyboardInterrupt``) so that no ``except Exception`` swallows it."""
+
+    def __str__(self) -> str:
+        return "refresh interrupted: nothing was published, the previous snapshot keeps serving"
+
+
+def _interrupted(error) -> bool:
+    while error is not None:
+        if error.cls_name in ("DagsterExecutionInterruptedError", "KeyboardInterrupt", "RefreshInterrupted"):
+            return True
+        error = error.cause
+    return False
+
+
+# after a stop signal: how often the main thread is interrupted again until it has stopped,
+# and how long before the process exits hard (nothing is half-published: every write is atomic)
+_REINTERRUPT_S = 0.5
+_HARD_EXIT_S = 15.0
+
+
+@contextmanager
+def _stop_on_signals():
+    """SIGTERM and SIGINT stop the refresh within seconds.
+
+    Dagster swaps the SIGINT/SIGTERM handlers while it runs: a signal that lands inside a step
+    fails that step (and the loop would go on with the next paper), one that lands between steps
+    is swallowed.  So the signal is noticed below the handlers: the C-level handler writes every
+    signal number to a wakeup fd whatever Python handler is installed, a watcher thread reads it,
+    sets ``stop`` and interrupts the main thread every half second until it has left the
+    refresh (a step then fails as interrupted, or our handler raises); as a last resort it exits
+    the process.  Nothing is lost either way: the previous snapshot was never touched.
+    """
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    import _thread
+    import socket
+
+    done = threading.Event()
+    rsock, wsock = socket.socketpair()
+    wsock.setblocking(False)
+
+    def handler(signum, _frame):
+        stop.set()
+        raise RefreshInterrupted(signal.Signals(signum).name)
+
+    def watch():
+        while not done.is_set():
+            try:
+                data = rsock.recv(64)
+            except OSError:
+                return
+            if done.is_set() or not data:
+                return
+            if not {signal.SIGTERM, signal.SIGINT} & set(data):
+                continue
+            stop.set()
+            deadline = time.monotonic() + _HARD_EXIT_S
+            while not done.wait(_REINTERRUPT_S):
+                if time.monotonic() > deadline:
+                    os._exit(143)
+                _thread.interrupt_main(signal.SIGINT)
+            return
+
+    old = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGINT)}
+    old_fd = signal.set_wakeup_fd(wsock.fileno(), warn_on_full_buffer=False)
+    watcher = threading.Thread(target=watch, name="vectree-stop-watcher", daemon=True)
+    watcher.start()
+    try:
+        yield stop
+    finally:
+        done.set()
+        signal.set_wakeup_fd(old_fd)
+        for s, h in old.items():
+            signal.signal(s, h)
+        wsock.close()
+        rsock.close()
+        if stop.is_set():
+            raise RefreshInterrupted("interrupted")
+
+
+def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, stop) -> RefreshReport:
     from vectree.assets.llm_resource import LLMResource
 
     instance = instance or instance_for(store)
@@ -166,11 +256,15 @@ def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper) ->
                 resources=resources, run_config=QUIET_RUN_CONFIG, raise_on_error=False,
             )
             if not result.success:
-                errors = [_root_cause(e.event_specific_data.error) for e in result.all_events
+                failed = [e.event_specific_data.error for e in result.all_events
                           if e.is_step_failure and e.event_specific_data and e.event_specific_data.error]
-                report.failed_runs[doc_id] = errors[0] if errors else "run failed"
+                if stop.is_set() or any(_interrupted(err) for err in failed):
+                    raise RefreshInterrupted("interrupted")
+                report.failed_runs[doc_id] = _root_cause(failed[0]) if failed else "run failed"
         except Exception as exc:  # a broken paper must never stop the others
             report.failed_runs[doc_id] = f"{type(exc).__name__}: {exc}"
+        if stop.is_set():
+            raise RefreshInterrupted("interrupted")
     # why runs failed, for the published status (earlier failures of papers not rerun stand)
     failures = {d: e for d, e in store.read_run_failures().items() if d in doc_ids and d not in plan.run}
     store.write_run_failures({**failures, **report.failed_runs})

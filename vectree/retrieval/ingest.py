@@ -28,7 +28,9 @@ def ingest_paper(store: Store, files: list[SourceFile], *, max_pages: int = 1500
     previous successful parse are left in place until this one has been written.
     """
     primary = files[0]
-    parsed = parse_pdf(primary.path, max_pages=max_pages)
+    # pages stream into the Parquet file as they are extracted: memory stays flat with length
+    with store.pages_writer(primary.doc_id) as write_page:
+        parsed = parse_pdf(primary.path, max_pages=max_pages, on_page=write_page)
     record: dict[str, Any] = {
         "doc_id": primary.doc_id,
         "slug": primary.doc_id.rsplit("-", 1)[0],
@@ -49,8 +51,7 @@ def ingest_paper(store: Store, files: list[SourceFile], *, max_pages: int = 1500
         "parse_seconds": round(parsed.seconds, 4),
         "parsed_at": _now(),
     }
-    if parsed.pages:
-        store.write_pages(primary.doc_id, parsed.pages)
+    if parsed.n_pages and parsed.pages:
         atomic_copy(Path(primary.path), store.pdf_path(primary.doc_id))
     # the record goes last: a reader that sees it can rely on the pages it describes
     store.write_record(primary.doc_id, record)

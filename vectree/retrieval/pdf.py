@@ -13,7 +13,7 @@ import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import pymupdf
 
@@ -54,9 +54,12 @@ class ParsedPaper:
     outline: list[list[Any]] = field(default_factory=list)  # [[level, title, page], ...] from the PDF
     warnings: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    streamed_chars: int | None = None  # set when pages went to ``on_page`` instead of ``pages``
 
     @property
     def n_chars(self) -> int:
+        if self.streamed_chars is not None:
+            return self.streamed_chars
         return sum(len(p["text"]) for p in self.pages)
 
 
@@ -271,8 +274,16 @@ def _read_head(path: Path, n: int = 1024) -> bytes:
         return fh.read(n)
 
 
-def parse_pdf(path: str | Path, *, max_pages: int = 1500) -> ParsedPaper:
+# pages kept in memory when streaming: title and abstract are found on the first two
+_KEEP_WHEN_STREAMING = 2
+
+
+def parse_pdf(path: str | Path, *, max_pages: int = 1500,
+              on_page: Callable[[dict[str, Any]], None] | None = None) -> ParsedPaper:
     """Parse one PDF.  Never raises for bad input; the result's ``status``/``error`` say what failed.
+
+    With ``on_page`` every page row goes to it as soon as it is extracted and only the first two
+    stay in ``pages`` (for the title and abstract), so memory does not grow with the page count.
 
     Statuses: ``ok``; ``no_text`` (opened, but no text layer: a scan; pages are kept so page
     images still render); ``failed`` (not a PDF, corrupt, encrypted, no pages); ``skipped``
@@ -318,14 +329,21 @@ def parse_pdf(path: str | Path, *, max_pages: int = 1500) -> ParsedPaper:
             result.outline = [[int(l), _clean(t), int(p)] for l, t, p in doc.get_toc(simple=True)]
         except Exception as exc:
             result.warnings.append(f"outline unreadable: {exc}")
+        if on_page is not None:
+            result.streamed_chars = 0
         for page_index in range(doc.page_count):
             try:
-                result.pages.append(extract_page(doc[page_index]))
+                row = extract_page(doc[page_index])
             except Exception as exc:
                 result.warnings.append(f"page {page_index + 1}: {exc}")
-                result.pages.append(
-                    {"page_no": page_index + 1, "width": 0.0, "height": 0.0, "text": "", "lines": []}
-                )
+                row = {"page_no": page_index + 1, "width": 0.0, "height": 0.0, "text": "", "lines": []}
+            if on_page is None:
+                result.pages.append(row)
+                continue
+            on_page(row)
+            result.streamed_chars += len(row["text"])
+            if page_index < _KEEP_WHEN_STREAMING:
+                result.pages.append(row)
         warnings = pymupdf.TOOLS.mupdf_warnings(reset=True)
         if doc.is_repaired:
             result.warnings.append("truncated or damaged PDF: repaired on opening, some content may be missing")

@@ -483,6 +483,44 @@ class Store:
     def write_pages(self, doc_id: str, pages: list[dict[str, Any]]) -> None:
         atomic_write_parquet(self.pages_path(doc_id), pa.Table.from_pylist(pages, schema=PAGES_SCHEMA))
 
+    @contextmanager
+    def pages_writer(self, doc_id: str, *, batch: int = 16) -> Iterator[Any]:
+        """Write a paper's pages one at a time (``write(row)``), ``batch`` rows per row group;
+        the file is renamed into place when the block ends, if any page was written (the old
+        pages stay until then, and stay for good if the block raises)."""
+        path = self.pages_path(doc_id)
+        tmp = _temp_beside(path)
+        buf: list[dict[str, Any]] = []
+        state: dict[str, Any] = {"writer": None, "rows": 0}
+
+        def flush() -> None:
+            if not buf:
+                return
+            if state["writer"] is None:
+                state["writer"] = pq.ParquetWriter(tmp, PAGES_SCHEMA, compression="zstd")
+            state["writer"].write_table(pa.Table.from_pylist(buf, schema=PAGES_SCHEMA))
+            state["rows"] += len(buf)
+            buf.clear()
+
+        def write(row: dict[str, Any]) -> None:
+            buf.append(row)
+            if len(buf) >= batch:
+                flush()
+
+        try:
+            yield write
+            flush()
+            if state["writer"] is not None:
+                state["writer"].close()
+                state["writer"] = None
+            if state["rows"]:
+                os.chmod(tmp, _file_mode())
+                os.replace(tmp, path)
+        finally:
+            if state["writer"] is not None:
+                state["writer"].close()
+            Path(tmp).unlink(missing_ok=True)
+
     def read_pages(self, doc_id: str, columns: list[str] | None = None) -> list[dict[str, Any]]:
         """Pages of one paper as dicts, ordered by page number."""
         path = self.pages_path(doc_id)

@@ -109,8 +109,12 @@ def _unreachable(exc: Exception) -> bool:
     """True when the endpoint could not be reached at all (refused connection, bad host)."""
     import openai
 
-    cause = exc.__cause__
-    return isinstance(cause, openai.APIConnectionError) and not isinstance(cause, openai.APITimeoutError)
+    seen = 0
+    while exc is not None and seen < 10:  # the extractor may re-raise the client's error: walk the chain
+        if isinstance(exc, openai.APIConnectionError) and not isinstance(exc, openai.APITimeoutError):
+            return True
+        exc, seen = exc.__cause__ or exc.__context__, seen + 1
+    return False
 
 
 def build_tree(
