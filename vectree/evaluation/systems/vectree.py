@@ -84,8 +84,10 @@ class VectreeAgentSystem(System):
             # a private folder with just this run's PDFs, so the store holds exactly these papers
             link = corpus / f"{_safe(pid)}.pdf"
             if not link.exists():
+                # a hard link or a copy, never a symlink: corpus scans skip symlinks that leave
+                # their folder (a corpus must not be a way to read files elsewhere)
                 try:
-                    os.symlink(Path(src.pdf).resolve(), link)
+                    os.link(Path(src.pdf).resolve(), link)
                 except OSError:
                     link.write_bytes(Path(src.pdf).read_bytes())
             wanted[pid] = link
