@@ -78,6 +78,9 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
                 rebuilt.append(doc_id)
             else:
                 failed[doc_id] = _failure_message(res) or "run failed"
+        # readers see the new model and trees once they are published as a store snapshot
+        dg.materialize(assets, selection=[dg.AssetKey("store_snapshot")], instance=instance,
+                       resources={"vectree": resource}, run_config=QUIET_RUN_CONFIG)
     return {"model": model, "trees": rebuilt, "failed": failed}
 
 

@@ -100,10 +100,16 @@ def build_passages(pages: Sequence[dict[str, Any]], nodes: Sequence[dict[str, An
         for block, text in split_page(page["text"]):
             rows.append({"passage_id": len(rows), "page_no": page["page_no"], "block": block, "node_id": node,
                          "text": text})
-    vectors = embedder.encode_documents([r["text"] for r in rows]) if rows else []
-    for r, v in zip(rows, vectors):
-        r["vector"] = v.tolist()
-    return pa.Table.from_pylist(rows, schema=PASSAGES_SCHEMA)
+    if not rows:
+        return PASSAGES_SCHEMA.empty_table()
+    vectors = np.asarray(embedder.encode_documents([r["text"] for r in rows]), dtype=np.float32)
+    # vectors go to Arrow straight from the matrix: per-float Python objects (``tolist``) cost
+    # ~8x the matrix and made memory grow with the paper's length
+    n, dim = vectors.shape
+    column = pa.ListArray.from_arrays(pa.array(np.arange(0, (n + 1) * dim, dim, dtype=np.int32)),
+                                      pa.array(vectors.reshape(-1)))
+    table = pa.Table.from_pylist(rows, schema=PASSAGES_SCHEMA.remove(PASSAGES_SCHEMA.get_field_index("vector")))
+    return table.append_column(PASSAGES_SCHEMA.field("vector"), column)
 
 
 def write_passages(store: Store, doc_id: str, table: pa.Table) -> None:
