@@ -337,6 +337,9 @@ def test_health_and_errors_reveal_no_paths(demo_store, tmp_path):
     rows[0].update(status="failed", error=f"cannot open {root}/pdfs/{bad}.pdf: damaged")
     store.write_catalog(rows)
     shutil.rmtree(store.index_dir)  # no search index: the index error names where it looked
+    from vectree.retrieval.snapshot import publish
+
+    publish(store, force=True)  # the service reads published snapshots only
     c = TestClient(create_app(root, token=""))
     responses = {
         "health": c.get("/health"), "papers": c.get("/papers"), "page": c.get(f"/papers/{bad}/pages/1"),
