@@ -42,11 +42,11 @@ def _preview(nodes: list) -> str:
     deps=["paper_pages"],
     check_specs=[
         dg.AssetCheckSpec(
-            "tree_invariants", asset="section_tree",
+            "tree_invariants", asset="section_tree", partitions_def=papers_partitions,
             description="Children inside their parent's pages, siblings in page order, ranges inside the paper.",
         ),
         dg.AssetCheckSpec(
-            "tree_verified", asset="section_tree",
+            "tree_verified", asset="section_tree", partitions_def=papers_partitions,
             description="Share of sections whose title the verifier found on their page (warns below the threshold).",
         ),
     ],
@@ -93,6 +93,10 @@ def section_tree(
     else:
         verified_passed = frac >= config.min_verified_fraction
         why = f"{stats['verified']}/{stats['sections']} sections verified (threshold {config.min_verified_fraction:.0%})"
+    # each check names its paper: the UI lists check results per partition, and a reader of one
+    # result should not need the partition key to know which PDF it is about
+    paper = {"paper": doc_id, "title": record.get("title") or ""}
+    named = f"{doc_id} ({record.get('title') or 'untitled'})"
     return dg.MaterializeResult(
         metadata={
             "nodes": stats["nodes"],
@@ -114,13 +118,17 @@ def section_tree(
                 check_name="tree_invariants",
                 passed=not problems,
                 severity=dg.AssetCheckSeverity.ERROR,
-                metadata={"problems": dg.MetadataValue.json(problems[:50]), "nodes": stats["nodes"]},
+                description=f"{named}: " + (f"{len(problems)} problems, first: {problems[0]}" if problems
+                                             else "tree invariants hold"),
+                metadata={**paper, "problems": dg.MetadataValue.json(problems[:50]), "nodes": stats["nodes"]},
             ),
             dg.AssetCheckResult(
                 check_name="tree_verified",
                 passed=verified_passed,
                 severity=dg.AssetCheckSeverity.WARN,
+                description=f"{named}: {why}",
                 metadata={
+                    **paper,
                     "reason": why,
                     "verified_fraction": round(frac, 4) if frac is not None else dg.MetadataValue.null(),
                     "unverified": dg.MetadataValue.json(

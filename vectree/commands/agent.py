@@ -6,9 +6,10 @@ import json
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from vectree.retrieval.config import load_settings
+
+from ._ids import resolve_paper
 
 console = Console()
 
@@ -32,7 +33,7 @@ def print_answer(answer, *, trace: bool = True) -> None:
 def register(main: click.Group) -> None:
     @main.command()
     @click.argument("question")
-    @click.option("--paper", "paper", default=None, help="Answer within this paper (doc_id); skips corpus search.")
+    @click.option("--paper", "paper", default=None, help="Answer within this paper (a doc id or a unique prefix); skips corpus search.")
     @click.option("--agent", type=click.Choice(["auto", "offline", "llm"]), default="auto", show_default=True,
                   help="auto: the LLM agent when OPENAI_BASE_URL is set, else the offline navigator.")
     @click.option("--max-iterations", type=int, default=None, help="LLM agent budget (default 30).")
@@ -44,6 +45,10 @@ def register(main: click.Group) -> None:
         from vectree.agent.tools import Toolbox, ToolError
 
         toolbox = Toolbox(load_settings(store_root).store_root)
+        if paper:
+            from vectree.retrieval.store import Store
+
+            paper = resolve_paper(Store(load_settings(store_root).store_root), paper)
         try:
             answer = run_ask(toolbox, question, paper=paper, agent=agent, max_iterations=max_iterations)
         except (ToolError, ValueError) as exc:
@@ -76,16 +81,3 @@ def register(main: click.Group) -> None:
         from vectree.service.mcp_server import serve_stdio
 
         serve_stdio(load_settings(store_root).store_root)
-
-    @main.command("papers")
-    @click.option("--store", "store_root", default=None)
-    def papers(store_root):
-        """List the papers that can be queried (id, pages, title)."""
-        from vectree.retrieval.store import Store
-
-        table = Table()
-        for col in ("doc_id", "pages", "title"):
-            table.add_column(col)
-        for r in Store(load_settings(store_root).store_root).papers():
-            table.add_row(r["doc_id"], str(r["n_pages"]), r["title"])
-        console.print(table)

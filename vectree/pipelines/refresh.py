@@ -9,6 +9,7 @@ instance that lives under the store (``<store>/dagster``), so the Dagster UI sta
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -17,6 +18,7 @@ import dagster as dg
 from vectree.assets.partitions import papers_partitions
 from vectree.retrieval.store import Store
 
+from .jobs import REFRESH_TAG, corpus_job, paper_job, run_tags, scan_job
 from .resources import VectreeStore
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
@@ -106,6 +108,19 @@ class RefreshReport:
     failed_runs: dict[str, str] = field(default_factory=dict)  # doc_id -> error
 
 
+def bind_jobs(defs: dg.Definitions, resource: VectreeStore) -> dg.Definitions:
+    """``defs``' assets and jobs bound to ``resource`` (a job's resources cannot be swapped per run,
+    and the CLI's store is not the environment's)."""
+    return dg.Definitions(assets=list(defs.assets or []), asset_checks=list(defs.asset_checks or []),
+                          jobs=[scan_job, paper_job, corpus_job], resources={"vectree": resource})
+
+
+def _execute(defs: dg.Definitions, job, keys, **kwargs) -> dg.ExecuteInProcessResult:
+    """Run ``keys`` (a subset of ``job``'s assets) in-process as a run of the named job."""
+    return defs.resolve_job_def(job.name).execute_in_process(
+        asset_selection=keys, run_config=QUIET_RUN_CONFIG, **kwargs)
+
+
 def refresh(
     defs: dg.Definitions,
     resource: VectreeStore,
@@ -113,9 +128,14 @@ def refresh(
     instance: dg.DagsterInstance | None = None,
     force: bool = False,
     on_paper: Callable[[str, int, int], None] | None = None,
+    tags: dict[str, str] | None = None,
 ) -> RefreshReport:
     """Run the pipeline in-process: scan, sync partitions, materialise per-paper assets for new or
     stale papers, then the corpus-level assets (catalog, indexes).
+
+    The runs are the named jobs of ``vectree.pipelines.jobs`` (``scan_job``, one ``paper_job`` run
+    a paper, ``corpus_job``), tagged with ``tags`` (default: trigger ``cli`` and the source folders)
+    and one refresh id, so the Dagster UI shows what started them and which belong together.
 
     A paper whose run fails is reported and skipped; the others go on.  Corpus-level assets publish
     atomically, so an interrupted refresh leaves the previous catalog and indexes serving.
@@ -123,13 +143,14 @@ def refresh(
     os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
     store = resource.store
     instance = instance or instance_for(store)
-    resources = {"vectree": resource}
-    all_assets = list(defs.assets or [])
+    bound = bind_jobs(defs, resource)
+    tags = {**(tags or run_tags("cli", sources=resource.sources())),
+            REFRESH_TAG: (tags or {}).get(REFRESH_TAG) or uuid.uuid4().hex[:12]}
     scan_key = dg.AssetKey("corpus_manifest")
     before, after = corpus_asset_keys(defs)
     # the scan always runs; other upstream assets (a trained model) only when they never ran
     first = [scan_key] + [k for k in before if k != scan_key and instance.get_latest_materialization_event(k) is None]
-    dg.materialize(all_assets, selection=first, instance=instance, resources=resources, run_config=QUIET_RUN_CONFIG)
+    _execute(bound, scan_job, first, instance=instance, tags=tags)
     doc_ids = sorted({r["doc_id"] for r in store.read_manifest()})
     paper_keys = per_paper_asset_keys(defs)
     plan = plan_refresh(
@@ -145,10 +166,8 @@ def refresh(
         if on_paper:
             on_paper(doc_id, i, len(plan.run))
         try:
-            result = dg.materialize(
-                all_assets, selection=paper_keys, partition_key=doc_id, instance=instance,
-                resources=resources, run_config=QUIET_RUN_CONFIG, raise_on_error=False,
-            )
+            result = _execute(bound, paper_job, paper_keys, partition_key=doc_id, instance=instance,
+                              raise_on_error=False, tags=tags)
             if not result.success:
                 errors = [_root_cause(e.event_specific_data.error) for e in result.all_events
                           if e.is_step_failure and e.event_specific_data and e.event_specific_data.error]
@@ -156,7 +175,7 @@ def refresh(
         except Exception as exc:  # a broken paper must never stop the others
             report.failed_runs[doc_id] = f"{type(exc).__name__}: {exc}"
     if after:
-        dg.materialize(all_assets, selection=after, instance=instance, resources=resources, run_config=QUIET_RUN_CONFIG)
+        _execute(bound, corpus_job, after, instance=instance, tags=tags)
     for doc_id in plan.remove:
         instance.delete_dynamic_partition(papers_partitions.name, doc_id)
     return report

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import dagster as dg
 
 from vectree.retrieval.config import load_settings
 from vectree.retrieval.corpus import scan
-from vectree.retrieval.store import Store, atomic_write_bytes
+from vectree.retrieval.sources import add_sources, read_sources, sources_path
+from vectree.retrieval.store import Store
 
 
 class VectreeStore(dg.ConfigurableResource):
@@ -35,24 +35,21 @@ class VectreeStore(dg.ConfigurableResource):
 
     @property
     def sources_path(self) -> Path:
-        return self.store.root / "sources.json"
+        return sources_path(self.store_root)
 
     def registered_sources(self) -> list[str]:
-        try:
-            return json.loads(self.sources_path.read_text())
-        except FileNotFoundError:
-            return []
+        return read_sources(self.store_root).folders
 
     def register_sources(self, paths: list[str]) -> list[str]:
         """Add folders/files to the corpus this store is built from; returns the full list."""
-        merged = sorted(set(self.registered_sources()) | {str(Path(p).resolve()) for p in paths})
-        atomic_write_bytes(self.sources_path, json.dumps(merged, indent=1).encode())
-        return merged
+        return add_sources(self.store_root, paths).folders
 
     def sources(self) -> list[str]:
         return sorted(set(self.registered_sources()) | {str(Path(p).resolve()) for p in self.corpus_dirs})
 
     def scan(self):
-        """Scan every existing source (a source that vanished counts as empty, not as an error)."""
+        """Scan every existing source (a source that vanished counts as empty, not as an error);
+        papers removed with ``vectree papers remove`` are left out."""
         existing = [p for p in self.sources() if Path(p).exists()]
-        return scan(existing)
+        excluded = read_sources(self.store_root).excluded
+        return [f for f in scan(existing) if f.doc_id not in excluded]
