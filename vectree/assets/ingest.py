@@ -10,7 +10,7 @@ from vectree.pipelines.resources import VectreeStore
 from vectree.retrieval.corpus import SourceFile
 from vectree.retrieval.ingest import build_catalog, ingest_paper
 
-from .partitions import CORPUS, PAPER, papers_partitions
+from .partitions import CORPUS, PAPER, paper_check_spec, papers_partitions
 
 GROUP = "ingest"
 
@@ -42,8 +42,8 @@ def corpus_manifest(context: dg.AssetExecutionContext, vectree: VectreeStore) ->
     kinds={"pymupdf", "parquet"},
     partitions_def=papers_partitions,
     deps=[corpus_manifest],
-    check_specs=[dg.AssetCheckSpec("has_text_layer", asset="paper_pages", partitions_def=papers_partitions,
-                                   description="The paper has a text layer (per paper: the failing paper is named).")],
+    check_specs=[paper_check_spec("has_text_layer", "paper_pages",
+                                  "The paper has a text layer (per paper: the failing paper is named).")],
     description="Text of every page in reading order, with line layout (bbox, font size, bold), "
     "paper metadata, and a copy of the PDF. Bad files get a status and a reason, not a failure.",
 )

@@ -20,7 +20,7 @@ import dagster as dg
 from vectree.pipelines.resources import VectreeStore
 
 from .ingest import paper_pages
-from .partitions import MODEL, PAPER, papers_partitions
+from .partitions import MODEL, PAPER, paper_check_spec, papers_partitions
 
 GROUP = "sprout"
 
@@ -187,8 +187,7 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
     kinds={"lancedb"},
     partitions_def=papers_partitions,
     deps=[paper_pages, sprout_model],
-    check_specs=[dg.AssetCheckSpec("tree_complete", asset="sprout_tree", partitions_def=papers_partitions,
-                                   description="a binary tree over every chunk: 2n - 1 nodes")],
+    check_specs=[paper_check_spec("tree_complete", "sprout_tree", "a binary tree over every chunk: 2n - 1 nodes")],
     description="The paper's SproutRAG tree: a Lance table of nodes (node_id, parent, children, depth, chunk ids, "
     "pages, text, progressive vector) under sprout/trees/. Skipped while no model is trained.",
 )

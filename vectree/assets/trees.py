@@ -7,7 +7,7 @@ from vectree.retrieval.config import load_settings
 from vectree.retrieval.trees.build import DEFAULT_REPAIR_ROUNDS, build_tree
 from vectree.retrieval.trees.schema import check_invariants, read_tree, tree_stats
 
-from .partitions import PAPER, papers_partitions
+from .partitions import PAPER, paper_check_spec, papers_partitions
 
 GROUP = "trees"
 VERIFIED_WARN_THRESHOLD = 0.9
@@ -41,13 +41,13 @@ def _preview(nodes: list) -> str:
     partitions_def=papers_partitions,
     deps=["paper_pages"],
     check_specs=[
-        dg.AssetCheckSpec(
-            "tree_invariants", asset="section_tree", partitions_def=papers_partitions,
-            description="Children inside their parent's pages, siblings in page order, ranges inside the paper.",
+        paper_check_spec(
+            "tree_invariants", "section_tree",
+            "Children inside their parent's pages, siblings in page order, ranges inside the paper.",
         ),
-        dg.AssetCheckSpec(
-            "tree_verified", asset="section_tree", partitions_def=papers_partitions,
-            description="Share of sections whose title the verifier found on their page (warns below the threshold).",
+        paper_check_spec(
+            "tree_verified", "section_tree",
+            "Share of sections whose title the verifier found on their page (warns below the threshold).",
         ),
     ],
     description="The paper's section hierarchy (title, summary, page range per node), every entry checked "
