@@ -102,7 +102,8 @@ def register(main: click.Group) -> None:
                 raise click.ClickException(f"{path} comes from $VECTREE_CORPUS; remove it there") from None
             raise click.ClickException(str(exc)) from None
         store, report, seconds = run_ingest([], store_root, command="sources remove")
-        console.print(f"removed source {removed} in {seconds:.1f}s: {len(report.plan.remove)} papers dropped")
+        n = len(report.plan.remove)
+        console.print(f"removed source {removed} in {seconds:.1f}s: {n} paper{'' if n == 1 else 's'} dropped")
         print_status(store, report)
         if report.failed_runs:
             sys.exit(1)

@@ -85,7 +85,9 @@ def plan_refresh(
     existing = set(existing_partitions)
     plan = RefreshPlan(add=sorted(wanted - existing), remove=sorted(existing - wanted))
     for doc_id in sorted(wanted):
-        if force or any(doc_id not in keys for keys in materialized.values()):
+        # a new partition always runs: a paper removed and then restored (or a PDF put back) still
+        # has the materialisations of its old partition, but its artefacts were deleted with it
+        if force or doc_id in plan.add or any(doc_id not in keys for keys in materialized.values()):
             plan.run.append(doc_id)
     return plan
 
