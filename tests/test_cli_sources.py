@@ -88,6 +88,56 @@ def test_an_unknown_id_suggests_close_titles(corpus_store):
     assert out.exit_code != 0 and "no page 99" in out.output
 
 
+def test_ask_uses_a_running_service_and_loads_no_model_itself(corpus_store):
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    _, _, store = corpus_store
+    [glacier] = ids(store, "glacier")
+    question = "What is this paper about?"
+    local = json.loads(run("ask", question, "--paper", glacier, "--json", "--store", store.root).output)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    repo = str(Path(__file__).resolve().parents[1])
+    env = {**os.environ, "PYTHONPATH": repo}
+    server = subprocess.Popen([sys.executable, "-m", "vectree.cli", "serve", "--port", str(port), "--store",
+                               str(store.root)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 180
+        while True:
+            try:
+                urllib.request.urlopen(url + "/health", timeout=5)
+                break
+            except OSError:
+                assert time.time() < deadline, "vectree serve did not start"
+                time.sleep(1)
+        probe = ("import json, sys\nfrom vectree.cli import main\n"
+                 "main(sys.argv[1:], standalone_mode=False)\n"
+                 "print('MODELS=' + json.dumps(sorted(m for m in ('torch', 'sentence_transformers', 'lancedb') "
+                 "if m in sys.modules)))")
+        proc = subprocess.run([sys.executable, "-c", probe, "ask", question, "--paper", glacier, "--json"],
+                              env={**env, "VECTREE_SERVICE_URL": url}, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        body, models = proc.stdout.rsplit("MODELS=", 1)
+        assert json.loads(models) == []
+        remote = json.loads(body)
+        assert (remote["answer"], remote["citations"]) == (local["answer"], local["citations"])
+        out = run("ask", question, "--paper", glacier, "--service", url + "/")
+        assert "A:" in out.output and glacier in out.output
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    out = run("ask", question, "--service", url, ok=False)
+    assert out.exit_code != 0 and "no vectree service at" in out.output
+
+
 def _artefacts(store, doc_id):
     return [p for p in store.per_paper_paths(doc_id) if p.exists()]
 

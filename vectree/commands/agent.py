@@ -30,6 +30,35 @@ def print_answer(answer, *, trace: bool = True) -> None:
                       f"{tokens['layer0']}/{tokens['layer1']}/{tokens['layer2']}: {line}[/]")
 
 
+def ask_service(url: str, question: str, *, paper: str | None, agent: str, timeout: float = 300.0) -> dict:
+    """POST the question to a running ``vectree serve`` (its ``/ask``): the model stays loaded
+    there, so a repeated question costs the query, not a model load.  Sends ``VECTREE_API_TOKEN``
+    as a bearer token when it is set."""
+    import os
+    import urllib.error
+    import urllib.request
+
+    body = {"question": question, "agent": agent, **({"paper": paper} if paper else {})}
+    headers = {"Content-Type": "application/json"}
+    if os.environ.get("VECTREE_API_TOKEN"):
+        headers["Authorization"] = f"Bearer {os.environ['VECTREE_API_TOKEN']}"
+    request = urllib.request.Request(url.rstrip("/") + "/ask", data=json.dumps(body).encode(), headers=headers,
+                                     method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode(errors="replace")
+        try:
+            detail = json.loads(detail).get("detail", detail)
+        except ValueError:
+            pass
+        raise click.ClickException(f"the service at {url} answered {exc.code}: {detail}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise click.ClickException(f"no vectree service at {url} ({getattr(exc, 'reason', exc)}); start one with "
+                                   "`vectree serve`, or leave out --service / VECTREE_SERVICE_URL") from None
+
+
 def register(main: click.Group) -> None:
     @main.command()
     @click.argument("question")
@@ -39,8 +68,20 @@ def register(main: click.Group) -> None:
     @click.option("--max-iterations", type=int, default=None, help="LLM agent budget (default 30).")
     @click.option("--json", "as_json", is_flag=True, help="Print the answer, citations and trace as JSON.")
     @click.option("--store", "store_root", default=None, help="Store root (default $VECTREE_STORE or ./.vectree).")
-    def ask(question, paper, agent, max_iterations, as_json, store_root):
+    @click.option("--service", "service_url", envvar="VECTREE_SERVICE_URL", default=None,
+                  help="Ask a running `vectree serve` at this URL (default $VECTREE_SERVICE_URL), so the "
+                  "model loads once for many questions; --store is then the service's.")
+    def ask(question, paper, agent, max_iterations, as_json, store_root, service_url):
         """Answer QUESTION from the corpus, citing the pages the answer came from."""
+        if service_url:
+            from types import SimpleNamespace
+
+            data = ask_service(service_url, question, paper=paper, agent=agent)
+            if as_json:
+                click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+            else:
+                print_answer(SimpleNamespace(**{"trace": None, "seconds": 0.0, "agent": "", **data}))
+            return
         from vectree.agent.ask import ask as run_ask
         from vectree.agent.tools import Toolbox, ToolError
 
