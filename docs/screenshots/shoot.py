@@ -3,8 +3,9 @@
     python docs/screenshots/shoot.py STORE [--port 3333]
 
 Starts ``dagster-webserver`` on STORE (its ``dagster/`` instance, as ``make ui`` does), waits for
-it, and saves ``asset-graph.png`` (the global asset lineage) and ``paper-partitions.png`` (the
-partitions of ``paper_pages``) next to this script.  Needs ``chromium`` and ``chromedriver``
+it, and saves next to this script: ``asset-graph.png`` (the lineage upstream of ``search_index``,
+every stage with its materialised partitions), ``paper-partition.png`` (one paper partition of
+``paper_pages`` with its metadata) and ``runs.png`` (the runs with their job names and tags).  Needs ``chromium`` and ``chromedriver``
 (Debian: ``apt-get install chromium chromium-driver``) and the ``selenium`` package.
 """
 
@@ -38,6 +39,7 @@ def main() -> None:
     ap.add_argument("store")
     ap.add_argument("--port", type=int, default=3333)
     ap.add_argument("--wait", type=float, default=25.0, help="seconds to let each page render")
+    ap.add_argument("--partition", default="helix212-dataset-9a2ec8ccd5", help="the paper partition to show")
     args = ap.parse_args()
     store = Path(args.store).resolve()
     env = {**os.environ, "DAGSTER_HOME": str(store / "dagster"), "VECTREE_STORE": str(store),
@@ -58,10 +60,20 @@ def main() -> None:
         opts.binary_location = "/usr/bin/chromium"
         driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=opts)
         try:
-            for path, name in (("/asset-groups", "asset-graph.png"),
-                               ("/assets/paper_pages?view=partitions", "paper-partitions.png")):
+            from selenium.webdriver.common.by import By
+
+            partition = args.partition
+            for path, name in (
+                ("/assets/search_index?view=lineage&lineageScope=upstream&lineageDepth=6", "asset-graph.png"),
+                (f"/assets/paper_pages?view=partitions&partition={partition}", "paper-partition.png"),
+                ("/runs", "runs.png"),
+            ):
                 driver.get(base + path)
                 time.sleep(args.wait)  # the UI renders asynchronously (GraphQL, then layout)
+                # the first visit shows a newsletter dialog over the page
+                for button in driver.find_elements(By.XPATH, "//button[normalize-space()='Skip']"):
+                    button.click()
+                    time.sleep(2)
                 driver.save_screenshot(str(HERE / name))
                 print(f"saved {HERE / name} ({driver.title})")
         finally:
