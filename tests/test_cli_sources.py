@@ -129,7 +129,7 @@ def test_ask_uses_a_running_service_and_loads_no_model_itself(corpus_store):
         assert json.loads(models) == []
         remote = json.loads(body)
         assert (remote["answer"], remote["citations"]) == (local["answer"], local["citations"])
-        out = run("ask", question, "--paper", glacier, "--service", url + "/")
+        out = run("ask", question, "--paper", "glac", "--service", url + "/", "--store", store.root)
         assert "A:" in out.output and glacier in out.output
     finally:
         server.terminate()

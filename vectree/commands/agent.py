@@ -76,6 +76,13 @@ def register(main: click.Group) -> None:
         if service_url:
             from types import SimpleNamespace
 
+            local = load_settings(store_root).store_root
+            if paper and (local / "docs.parquet").exists():
+                from vectree.retrieval.store import Store
+
+                # the same store as the service's in the usual set-up: resolve a prefix here
+                paper = resolve_paper(Store(local), paper)
+
             data = ask_service(service_url, question, paper=paper, agent=agent)
             if as_json:
                 click.echo(json.dumps(data, indent=1, ensure_ascii=False))
