@@ -101,6 +101,9 @@ def test_sensor_requests_runs_for_added_and_changed_pdfs(two_paper_store):
     assert sorted(k.split("-")[0] for k in adds) == ["glacier", "ice"]
     assert [k.split("-")[0] for k in deletes] == ["glacier"]
     assert sorted(r.partition_key for r in result.run_requests if r.partition_key) == sorted(adds)
+    # the UI tells a sensor's runs from the CLI's and a schedule's, and names the folders they read
+    assert all(r.tags["vectree/trigger"] == "sensor" for r in result.run_requests)
+    assert all(r.tags["vectree/sources"] == str(corpus.resolve()) for r in result.run_requests)
 
 
 def test_schedule_adds_partitions_and_requests_runs(two_paper_store):
@@ -113,6 +116,8 @@ def test_schedule_adds_partitions_and_requests_runs(two_paper_store):
     requests = list(schedule.evaluate_tick(ctx).run_requests)
     new = [r.partition_key for r in requests if r.partition_key]
     assert len(new) == 1 and new[0].startswith("ice-")
+    assert all(r.tags["vectree/trigger"] == "schedule" for r in requests)
+    assert defs.resolve_schedule_def("daily_rebuild").tags["vectree/trigger"] == "schedule"
     assert new[0] in instance.get_dynamic_partitions("papers")
 
 
@@ -132,3 +137,73 @@ def test_text_layer_check_flags_a_scanned_pdf(tmp_path):
     assert check.check_name == "has_text_layer" and not check.passed
     assert check.severity == dg.AssetCheckSeverity.WARN
     assert "no extractable text" in check.metadata["reason"].value
+
+
+@pytest.fixture(scope="module")
+def read_only_store(tmp_path_factory):
+    """Two ingested papers, for tests that only read the store and its Dagster instance."""
+    tmp = tmp_path_factory.mktemp("ro")
+    corpus = tmp / "corpus"
+    corpus.mkdir()
+    pdfmaker.write_paper(corpus / "glacier.pdf", "Glacier Melt Dynamics in Alpine Basins", pdfmaker.GOOD_SECTIONS)
+    pdfmaker.write_paper(corpus / "soil.pdf", "Soil Moisture Retrieval from Radar", pdfmaker.GOOD_SECTIONS)
+    store, report, _ = run_ingest([str(corpus)], str(tmp / "store"), quiet=True)
+    assert not report.failed_runs
+    return corpus, store
+
+
+def test_cli_refresh_runs_named_jobs_tagged_with_trigger_sources_and_one_refresh_id(read_only_store):
+    """The UI must tell a scan from an ingest from a rebuild: no ``__ephemeral_asset_job__``."""
+    corpus, store = read_only_store
+    runs = instance_for(store).get_runs()
+    assert {r.job_name for r in runs} == {"scan_job", "paper_job", "corpus_job"}
+    assert sorted(r.job_name for r in runs).count("paper_job") == 2
+    for r in runs:
+        assert r.tags["vectree/trigger"] == "cli", r.tags
+        assert r.tags["vectree/command"] == "ingest"
+        assert r.tags["vectree/sources"] == str(corpus.resolve())
+    assert len({r.tags["vectree/refresh"] for r in runs}) == 1
+    papers = {r.tags["dagster/partition"] for r in runs if r.job_name == "paper_job"}
+    assert papers == {row["doc_id"] for row in store.read_catalog()}
+
+
+def test_per_paper_checks_are_partitioned_and_name_their_paper(read_only_store):
+    _, store = read_only_store
+    instance = instance_for(store)
+    titles = {r["doc_id"]: r["title"] for r in store.read_catalog()}
+    for asset, check in (("paper_pages", "has_text_layer"), ("section_tree", "tree_invariants"),
+                         ("section_tree", "tree_verified"), ("sprout_tree", "tree_complete")):
+        key = dg.AssetCheckKey(dg.AssetKey(asset), check)
+        [spec] = [s for a in defs.assets for s in getattr(a, "check_specs", ()) if s.key == key]
+        assert spec.partitions_def == papers_partitions, key
+        records = instance.event_log_storage.get_asset_check_execution_history(key, limit=10)
+        assert sorted(r.partition for r in records) == sorted(titles), (key, [r.partition for r in records])
+        for rec in records:
+            evaluation = rec.event.dagster_event.event_specific_data
+            assert evaluation.metadata["paper"].value == rec.partition
+            if asset != "sprout_tree":  # the sprout check names the id only (no model: skipped)
+                assert evaluation.metadata["title"].value == titles[rec.partition]
+                assert evaluation.description.startswith(f"{rec.partition} ({titles[rec.partition]})")
+
+
+def test_corpus_after_papers_ignores_cli_runs_and_follows_sensor_runs(read_only_store):
+    _, store = read_only_store
+    instance = instance_for(store)
+    sensor = defs.resolve_sensor_def("corpus_after_papers")
+    cli_run = next(r for r in instance.get_runs() if r.job_name == "paper_job")
+    from vectree.pipelines.automation import corpus_after_papers
+
+    def evaluate(run):
+        context = dg.build_run_status_sensor_context(
+            sensor_name="corpus_after_papers", dagster_instance=instance, dagster_run=run,
+            dagster_event=next(iter(instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_SUCCESS))).dagster_event,
+        )
+        return corpus_after_papers(context)
+
+    assert isinstance(evaluate(cli_run), dg.SkipReason)
+    instance.add_run_tags(cli_run.run_id, {"vectree/trigger": "sensor"})  # as if the sensor had launched it
+    sensor_run = instance.get_run_by_id(cli_run.run_id)
+    request = evaluate(sensor_run)
+    instance.add_run_tags(cli_run.run_id, {"vectree/trigger": "cli"})  # the store is shared: put it back
+    assert isinstance(request, dg.RunRequest) and request.tags["vectree/trigger"] == "sensor"
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING

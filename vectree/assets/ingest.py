@@ -9,7 +9,7 @@ import dagster as dg
 from vectree.retrieval.corpus import SourceFile
 from vectree.retrieval.ingest import build_catalog, ingest_paper
 
-from .partitions import CORPUS, PAPER, papers_partitions
+from .partitions import CORPUS, PAPER, paper_check_spec, papers_partitions
 from .resources import VectreeStore
 
 GROUP = "ingest"
@@ -42,7 +42,8 @@ def corpus_manifest(context: dg.AssetExecutionContext, vectree: VectreeStore) ->
     kinds={"pymupdf", "parquet"},
     partitions_def=papers_partitions,
     deps=[corpus_manifest],
-    check_specs=[dg.AssetCheckSpec("has_text_layer", asset="paper_pages")],
+    check_specs=[paper_check_spec("has_text_layer", "paper_pages",
+                                  "The paper has a text layer (per paper: the failing paper is named).")],
     description="Text of every page in reading order, with line layout (bbox, font size, bold), "
     "paper metadata, and a copy of the PDF. Bad files get a status and a reason, not a failure.",
 )
@@ -71,8 +72,11 @@ def paper_pages(context: dg.AssetExecutionContext, vectree: VectreeStore) -> dg.
             dg.AssetCheckResult(
                 check_name="has_text_layer",
                 passed=ok,
+                description=f"{doc_id} ({record['title'] or 'untitled'}): "
+                + ("text layer present" if ok else f"{record['status']}: {record['error']}"),
                 severity=dg.AssetCheckSeverity.WARN if record["status"] == "no_text" else dg.AssetCheckSeverity.ERROR,
-                metadata={"status": record["status"], "reason": record["error"] or "text layer present"},
+                metadata={"paper": doc_id, "title": record["title"] or "", "status": record["status"],
+                          "reason": record["error"] or "text layer present"},
             )
         ],
     )

@@ -8,6 +8,7 @@ import dagster as dg
 
 from vectree.retrieval.config import Settings, load_settings
 from vectree.retrieval.corpus import scan
+from vectree.retrieval.sources import add_sources, read_sources, sources_path
 from vectree.retrieval.store import Store
 
 
@@ -37,20 +38,22 @@ class VectreeStore(dg.ConfigurableResource):
 
     @property
     def sources_path(self) -> Path:
-        return self.store.sources_path
+        return sources_path(self.store_root)
 
     def registered_sources(self) -> list[str]:
-        return self.store.read_sources()
+        return read_sources(self.store_root).folders
 
     def register_sources(self, paths: list[str]) -> list[str]:
         """Add folders/files to the corpus this store is built from; returns the full list."""
-        return self.store.write_sources(set(self.registered_sources()) | {str(Path(p).resolve()) for p in paths})
+        return add_sources(self.store_root, paths).folders
 
     def sources(self) -> list[str]:
         return sorted(set(self.registered_sources()) | {str(Path(p).resolve()) for p in self.corpus_dirs})
 
     def scan(self):
         """Scan every existing source (a source that vanished counts as empty, not as an error);
-        papers already in the store keep their ids."""
+        papers removed with ``vectree papers remove`` are left out; papers already in the store keep
+        their ids."""
         existing = [p for p in self.sources() if Path(p).exists()]
-        return scan(existing, known=self.store.known_ids())
+        excluded = read_sources(self.store_root).excluded
+        return [f for f in scan(existing, known=self.store.known_ids()) if f.doc_id not in excluded]

@@ -18,7 +18,7 @@ import time
 import dagster as dg
 
 from .ingest import paper_pages
-from .partitions import MODEL, PAPER, papers_partitions
+from .partitions import MODEL, PAPER, paper_check_spec, papers_partitions
 from .resources import VectreeStore
 
 GROUP = "sprout"
@@ -186,8 +186,7 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
     kinds={"lancedb"},
     partitions_def=papers_partitions,
     deps=[paper_pages, sprout_model],
-    check_specs=[dg.AssetCheckSpec("tree_complete", asset="sprout_tree",
-                                   description="a binary tree over every chunk: 2n - 1 nodes")],
+    check_specs=[paper_check_spec("tree_complete", "sprout_tree", "a binary tree over every chunk: 2n - 1 nodes")],
     description="The paper's SproutRAG tree: a Lance table of nodes (node_id, parent, children, depth, chunk ids, "
     "pages, text, progressive vector) under sprout/trees/. Skipped while no model is trained.",
 )
@@ -201,7 +200,7 @@ def sprout_tree(context: dg.AssetExecutionContext, vectree: VectreeStore) -> dg.
         return dg.MaterializeResult(
             metadata={"status": "skipped", "reason": "no trained SproutRAG model; run `vectree sprout train`"},
             check_results=[dg.AssetCheckResult(check_name="tree_complete", passed=True,
-                                                metadata={"status": "skipped: no model"})])
+                                                metadata={"paper": doc_id, "status": "skipped: no model"})])
     model = model_for(store)
     try:
         record = store.read_record(doc_id)
@@ -213,7 +212,7 @@ def sprout_tree(context: dg.AssetExecutionContext, vectree: VectreeStore) -> dg.
             metadata={"status": record.get("status", "failed"), "reason": record.get("error") or "",
                       "path": dg.MetadataValue.path(str(path))},
             check_results=[dg.AssetCheckResult(check_name="tree_complete", passed=True,
-                                                metadata={"status": "empty: paper not parsed"})])
+                                                metadata={"paper": doc_id, "status": "empty: paper not parsed"})])
     rows, stats = build_paper_tree(store, doc_id, model)
     path = write_tree_table(store, doc_id, rows, model.config.base_dim)
     n = stats["chunks"]
@@ -222,5 +221,6 @@ def sprout_tree(context: dg.AssetExecutionContext, vectree: VectreeStore) -> dg.
         metadata={"status": "built", "model_id": model.config.model_id, **stats,
                   "path": dg.MetadataValue.path(str(tree_table_path(store, doc_id)))},
         check_results=[dg.AssetCheckResult(check_name="tree_complete", passed=bool(complete),
-                                            metadata={"chunks": n, "nodes": stats["nodes"]})],
+                                            description=f"{doc_id}: {stats['nodes']} nodes over {n} chunks",
+                                            metadata={"paper": doc_id, "chunks": n, "nodes": stats["nodes"]})],
     )

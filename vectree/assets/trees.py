@@ -6,7 +6,7 @@ from vectree.retrieval.trees.build import DEFAULT_REPAIR_ROUNDS, build_tree
 from vectree.retrieval.trees.schema import check_invariants, read_tree, tree_stats
 
 from .llm_resource import LLMResource
-from .partitions import PAPER, papers_partitions
+from .partitions import PAPER, paper_check_spec, papers_partitions
 from .resources import VectreeStore
 
 GROUP = "trees"
@@ -41,13 +41,13 @@ def _preview(nodes: list) -> str:
     partitions_def=papers_partitions,
     deps=["paper_pages"],
     check_specs=[
-        dg.AssetCheckSpec(
-            "tree_invariants", asset="section_tree",
-            description="Children inside their parent's pages, siblings in page order, ranges inside the paper.",
+        paper_check_spec(
+            "tree_invariants", "section_tree",
+            "Children inside their parent's pages, siblings in page order, ranges inside the paper.",
         ),
-        dg.AssetCheckSpec(
-            "tree_verified", asset="section_tree",
-            description="Share of sections whose title the verifier found on their page (warns below the threshold).",
+        paper_check_spec(
+            "tree_verified", "section_tree",
+            "Share of sections whose title the verifier found on their page (warns below the threshold).",
         ),
     ],
     description="The paper's section hierarchy (title, summary, page range per node), every entry checked "
@@ -89,6 +89,10 @@ def section_tree(
     else:
         verified_passed = frac >= config.min_verified_fraction
         why = f"{stats['verified']}/{stats['sections']} sections verified (threshold {config.min_verified_fraction:.0%})"
+    # each check names its paper: the UI lists check results per partition, and a reader of one
+    # result should not need the partition key to know which PDF it is about
+    paper = {"paper": doc_id, "title": record.get("title") or ""}
+    named = f"{doc_id} ({record.get('title') or 'untitled'})"
     return dg.MaterializeResult(
         metadata={
             "nodes": stats["nodes"],
@@ -110,13 +114,17 @@ def section_tree(
                 check_name="tree_invariants",
                 passed=not problems,
                 severity=dg.AssetCheckSeverity.ERROR,
-                metadata={"problems": dg.MetadataValue.json(problems[:50]), "nodes": stats["nodes"]},
+                description=f"{named}: " + (f"{len(problems)} problems, first: {problems[0]}" if problems
+                                             else "tree invariants hold"),
+                metadata={**paper, "problems": dg.MetadataValue.json(problems[:50]), "nodes": stats["nodes"]},
             ),
             dg.AssetCheckResult(
                 check_name="tree_verified",
                 passed=verified_passed,
                 severity=dg.AssetCheckSeverity.WARN,
+                description=f"{named}: {why}",
                 metadata={
+                    **paper,
                     "reason": why,
                     "verified_fraction": round(frac, 4) if frac is not None else dg.MetadataValue.null(),
                     "unverified": dg.MetadataValue.json(

@@ -6,9 +6,10 @@ import json
 
 import click
 from rich.console import Console
-from rich.table import Table
 
 from vectree.commands import cli_settings
+
+from ._ids import resolve_paper
 
 console = Console()
 
@@ -29,23 +30,76 @@ def print_answer(answer, *, trace: bool = True) -> None:
                       f"{tokens['layer0']}/{tokens['layer1']}/{tokens['layer2']}: {line}[/]")
 
 
+def ask_service(url: str, question: str, *, paper: str | None, agent: str, timeout: float = 300.0) -> dict:
+    """POST the question to a running ``vectree serve`` (its ``/ask``): the model stays loaded
+    there, so a repeated question costs the query, not a model load.  Sends ``VECTREE_API_TOKEN``
+    as a bearer token when it is set."""
+    import os
+    import urllib.error
+    import urllib.request
+
+    body = {"question": question, "agent": agent, **({"paper": paper} if paper else {})}
+    headers = {"Content-Type": "application/json"}
+    if os.environ.get("VECTREE_API_TOKEN"):
+        headers["Authorization"] = f"Bearer {os.environ['VECTREE_API_TOKEN']}"
+    request = urllib.request.Request(url.rstrip("/") + "/ask", data=json.dumps(body).encode(), headers=headers,
+                                     method="POST")
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            return json.load(response)
+    except urllib.error.HTTPError as exc:
+        detail = exc.read().decode(errors="replace")
+        try:
+            detail = json.loads(detail).get("detail", detail)
+        except ValueError:
+            pass
+        raise click.ClickException(f"the service at {url} answered {exc.code}: {detail}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        raise click.ClickException(f"no vectree service at {url} ({getattr(exc, 'reason', exc)}); start one with "
+                                   "`vectree serve`, or leave out --service / VECTREE_SERVICE_URL") from None
+
+
 def register(main: click.Group) -> None:
     @main.command()
     @click.argument("question")
-    @click.option("--paper", "paper", default=None, help="Answer within this paper (doc_id); skips corpus search.")
+    @click.option("--paper", "paper", default=None, help="Answer within this paper (a doc id or a unique prefix); skips corpus search.")
     @click.option("--agent", type=click.Choice(["auto", "offline", "llm"]), default="auto", show_default=True,
                   help="auto: the LLM agent when OPENAI_BASE_URL is set, else the offline navigator.")
     @click.option("--max-iterations", type=int, default=None, help="LLM agent budget (default 30).")
     @click.option("--json", "as_json", is_flag=True, help="Print the answer, citations and trace as JSON.")
     @click.option("--store", "store_root", default=None, help="Store root (default $VECTREE_STORE or ./.vectree).")
-    def ask(question, paper, agent, max_iterations, as_json, store_root):
+    @click.option("--service", "service_url", envvar="VECTREE_SERVICE_URL", default=None,
+                  help="Ask a running `vectree serve` at this URL (default $VECTREE_SERVICE_URL), so the "
+                  "model loads once for many questions; --store is then the service's.")
+    def ask(question, paper, agent, max_iterations, as_json, store_root, service_url):
         """Answer QUESTION from the corpus, citing the pages the answer came from."""
-        # why local: the agent loads openai, LanceDB and the embedder (seconds); --help skips them
+        if service_url:
+            from types import SimpleNamespace
+
+            from vectree.retrieval.store import Store
+
+            local = cli_settings(store_root).store_root
+            if paper and Store(local).view().catalog_path.exists():
+
+                # the same store as the service's in the usual set-up: resolve a prefix here
+                paper = resolve_paper(Store(local), paper)
+
+            data = ask_service(service_url, question, paper=paper, agent=agent)
+            if as_json:
+                click.echo(json.dumps(data, indent=1, ensure_ascii=False))
+            else:
+                print_answer(SimpleNamespace(**{"trace": None, "seconds": 0.0, "agent": "", **data}))
+            return
         from vectree.agent.ask import ask as run_ask
         from vectree.agent.tools import Toolbox, ToolError
 
+        # why local: the agent loads openai, LanceDB and the embedder (seconds); --help skips them
         settings = cli_settings(store_root)
         toolbox = Toolbox(settings.store_root)
+        if paper:
+            from vectree.retrieval.store import Store
+
+            paper = resolve_paper(Store(cli_settings(store_root).store_root), paper)
         try:
             answer = run_ask(toolbox, question, paper=paper, agent=agent, max_iterations=max_iterations,
                              settings=settings)
@@ -84,16 +138,3 @@ def register(main: click.Group) -> None:
 
         settings = cli_settings(store_root)
         serve_stdio(settings.store_root, settings=settings)
-
-    @main.command("papers")
-    @click.option("--store", "store_root", default=None)
-    def papers(store_root):
-        """List the papers that can be queried (id, pages, title)."""
-        from vectree.retrieval.store import Store  # why local: pyarrow (~0.2 s), not needed by --help
-
-        table = Table()
-        for col in ("doc_id", "pages", "title"):
-            table.add_column(col)
-        for r in Store(cli_settings(store_root).store_root).view().papers():
-            table.add_row(r["doc_id"], str(r["n_pages"]), r["title"])
-        console.print(table)

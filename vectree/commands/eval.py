@@ -17,19 +17,43 @@ import time
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from vectree.evaluation.layouts import BENCHMARKS, LayoutError
-from vectree.evaluation.systems import DEFAULT_SYSTEMS, REGISTRY
+
+class _LazyChoice(click.Choice):
+    """A choice whose values are imported when first needed: the benchmark and system registries
+    pull in numpy and the evaluation package, which every other command would otherwise pay for
+    at start-up (`vectree papers` must start in well under a second)."""
+
+    def __init__(self, load) -> None:  # no super().__init__: it would assign ``choices``
+        self._load = load
+        self._choices = None
+        self.case_sensitive = True
+
+    @property
+    def choices(self):
+        if self._choices is None:
+            self._choices = tuple(self._load())
+        return self._choices
+
+
+def _benchmarks():
+    from vectree.evaluation.layouts import BENCHMARKS
+
+    return BENCHMARKS
+
+
+def _systems():
+    from vectree.evaluation.systems import REGISTRY
+
+    return list(REGISTRY)
 
 
 def register(group: click.Group) -> None:
     @group.command("eval")
-    @click.argument("benchmark", type=click.Choice(BENCHMARKS))
+    @click.argument("benchmark", type=_LazyChoice(_benchmarks))
     @click.option("--data", "data_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
                   help="Folder laid out like ../shared/data/BENCHMARK.")
-    @click.option("--system", "systems", multiple=True, type=click.Choice(list(REGISTRY)),
+    @click.option("--system", "systems", multiple=True, type=_LazyChoice(_systems),
                   help="System to evaluate (repeat for several; default: the benchmark's standard set).")
     @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N questions (file order).")
     @click.option("--seed", type=int, default=0, show_default=True, help="Seed for every stochastic step.")
@@ -43,11 +67,15 @@ def register(group: click.Group) -> None:
                   help="Work folder for indexes, rendered PDFs and stores (default: a temporary one).")
     def eval_command(benchmark, data_dir, systems, limit, seed, out_path, report_path, plots_dir, work_dir):
         """Evaluate systems on BENCHMARK read from --data; write --out (and --report)."""
-        # why local: the loaders, runner and report load PyMuPDF, pyarrow and the typesetter (~1 s);
-        # every other command (and --help) would pay for them
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, \
+            TimeRemainingColumn
+
+        from vectree.evaluation.layouts import LayoutError
         from vectree.evaluation.loaders import task_of
         from vectree.evaluation.report import console_table, write_report
         from vectree.evaluation.runner import run_benchmark
+        from vectree.evaluation.systems import DEFAULT_SYSTEMS
 
         err = Console(stderr=True)
         names = list(dict.fromkeys(systems)) or list(DEFAULT_SYSTEMS[task_of(benchmark)])

@@ -11,24 +11,15 @@ from rich.tree import Tree
 
 from vectree.commands import cli_settings
 
+from ._ids import resolve_paper
+
 console = Console()
 err = Console(stderr=True)
 
 
 def _resolve(store, doc_id: str) -> str:
     """The paper id for ``doc_id``: exact, or a unique prefix (``2302-07302`` for ``2302-07302v1-6181...``)."""
-    known = sorted({r["doc_id"] for r in store.read_catalog()} | set(store.record_ids()))
-    if doc_id in known:
-        return doc_id
-    matches = [k for k in known if k.startswith(doc_id)]
-    if len(matches) == 1:
-        return matches[0]
-    if not known:
-        raise click.ClickException(f"unknown paper id {doc_id!r}: the store at {store.root} is empty (run vectree ingest PATH)")
-    if matches:
-        raise click.ClickException(f"paper id {doc_id!r} is ambiguous: {', '.join(matches[:10])}")
-    hint = ", ".join(known[:8]) + (" ..." if len(known) > 8 else "")
-    raise click.ClickException(f"unknown paper id {doc_id!r}; papers in {store.root}: {hint} (see vectree status)")
+    return resolve_paper(store, doc_id)
 
 
 def _label(node: dict, *, summaries: bool) -> str:

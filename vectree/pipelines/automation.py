@@ -9,7 +9,7 @@ import dagster as dg
 from vectree.assets.partitions import papers_partitions
 from vectree.assets.resources import VectreeStore
 
-from .jobs import corpus_job, paper_job
+from .jobs import TRIGGER_TAG, corpus_job, paper_job, run_tags
 from .refresh import paper_asset_keys, plan_refresh
 
 
@@ -39,11 +39,12 @@ def corpus_sensor(context: dg.SensorEvaluationContext, vectree: VectreeStore) ->
     fingerprint = hashlib.sha256(json.dumps(doc_ids).encode()).hexdigest()[:16]
     if not plan.changed and context.cursor == fingerprint:
         return dg.SensorResult(skip_reason="corpus unchanged", cursor=fingerprint)
-    runs = [dg.RunRequest(run_key=f"{doc}:{fingerprint}", job_name=paper_job.name, partition_key=doc)
+    tags = run_tags("sensor", sources=vectree.sources())
+    runs = [dg.RunRequest(run_key=f"{doc}:{fingerprint}", job_name=paper_job.name, partition_key=doc, tags=tags)
             for doc in plan.run]
     if not plan.run:
         # nothing to parse, but the catalog and indexes must drop what left the corpus
-        runs.append(dg.RunRequest(run_key=f"corpus:{fingerprint}", job_name=corpus_job.name))
+        runs.append(dg.RunRequest(run_key=f"corpus:{fingerprint}", job_name=corpus_job.name, tags=tags))
     return dg.SensorResult(
         run_requests=runs,
         dynamic_partitions_requests=[
@@ -58,10 +59,15 @@ def corpus_sensor(context: dg.SensorEvaluationContext, vectree: VectreeStore) ->
     run_status=dg.DagsterRunStatus.SUCCESS,
     monitored_jobs=[paper_job],
     request_job=corpus_job,
+    # on by default, unlike the others: it only follows paper runs that the sensor, a schedule or
+    # the UI started, so it does nothing until one of those is switched on (README, "The Dagster UI")
     default_status=dg.DefaultSensorStatus.RUNNING,
-    description="Once the last queued paper run has finished, rebuild the catalog and the indexes.",
+    description="Once the last queued paper run has finished, rebuild the catalog and the indexes "
+    "(on by default; ignores the CLI's runs, which rebuild themselves).",
 )
 def corpus_after_papers(context: dg.RunStatusSensorContext):
+    if context.dagster_run.tags.get(TRIGGER_TAG) == "cli":
+        return dg.SkipReason("a CLI run: `vectree ingest` rebuilds the catalog and indexes itself")
     in_flight = context.instance.get_runs(
         filters=dg.RunsFilter(job_name=paper_job.name, statuses=[
             dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
@@ -70,7 +76,9 @@ def corpus_after_papers(context: dg.RunStatusSensorContext):
     )
     if in_flight:
         return dg.SkipReason("paper runs still in flight; the last one triggers the rebuild")
-    return dg.RunRequest(run_key=f"after:{context.dagster_run.run_id}")
+    trigger = context.dagster_run.tags.get(TRIGGER_TAG)
+    return dg.RunRequest(run_key=f"after:{context.dagster_run.run_id}",
+                         tags=run_tags("sensor" if trigger != "schedule" else "schedule"))
 
 
 @dg.schedule(job=paper_job, cron_schedule="0 3 * * *", execution_timezone="UTC",
@@ -86,10 +94,12 @@ def daily_refresh(context: dg.ScheduleEvaluationContext, vectree: VectreeStore):
     if not plan.run:
         return dg.SkipReason("no new or changed papers")
     stamp = context.scheduled_execution_time.isoformat()
-    return [dg.RunRequest(run_key=f"{stamp}:{doc}", partition_key=doc) for doc in plan.run]
+    tags = run_tags("schedule", sources=vectree.sources())
+    return [dg.RunRequest(run_key=f"{stamp}:{doc}", partition_key=doc, tags=tags) for doc in plan.run]
 
 
 daily_rebuild = dg.ScheduleDefinition(
     name="daily_rebuild", job=corpus_job, cron_schedule="30 3 * * *", execution_timezone="UTC",
     description="Daily rebuild of the catalog and indexes: drops papers whose PDFs were removed.",
+    tags=run_tags("schedule"),
 )

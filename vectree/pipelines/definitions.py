@@ -8,13 +8,13 @@ from vectree.assets.resources import VectreeStore
 from vectree.retrieval.config import load_settings
 
 from .automation import corpus_after_papers, corpus_sensor, daily_rebuild, daily_refresh
-from .jobs import corpus_job, paper_job
+from .jobs import corpus_job, paper_job, scan_job
 
 _settings = load_settings()
 defs = dg.Definitions(
     assets=dg.load_assets_from_package_module(assets),
     asset_checks=dg.load_asset_checks_from_package_module(assets),
-    jobs=[paper_job, corpus_job],
+    jobs=[scan_job, paper_job, corpus_job],
     schedules=[daily_refresh, daily_rebuild],
     sensors=[corpus_sensor, corpus_after_papers],
     # the settings object, built once for the code location

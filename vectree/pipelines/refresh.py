@@ -13,6 +13,7 @@ import signal
 import threading
 import time
 from contextlib import contextmanager
+import uuid
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -22,6 +23,8 @@ from vectree.assets.partitions import papers_partitions
 from vectree.assets.resources import VectreeStore
 from vectree.retrieval.config import set_dagster_env
 from vectree.retrieval.store import Store
+
+from .jobs import REFRESH_TAG, corpus_job, paper_job, run_tags, scan_job
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
 
@@ -91,7 +94,9 @@ def plan_refresh(
     existing = set(existing_partitions)
     plan = RefreshPlan(add=sorted(wanted - existing), remove=sorted(existing - wanted))
     for doc_id in sorted(wanted):
-        if force or any(doc_id not in keys for keys in materialized.values()):
+        # a new partition always runs: a paper removed and then restored (or a PDF put back) still
+        # has the materialisations of its old partition, but its artefacts were deleted with it
+        if force or doc_id in plan.add or any(doc_id not in keys for keys in materialized.values()):
             plan.run.append(doc_id)
     return plan
 
@@ -114,6 +119,19 @@ class RefreshReport:
     failed_runs: dict[str, str] = field(default_factory=dict)  # doc_id -> error
 
 
+def bind_jobs(defs: dg.Definitions, resource: VectreeStore, llm=None) -> dg.Definitions:
+    """``defs``' assets and jobs bound to ``resource`` (a job's resources cannot be swapped per run,
+    and the CLI's store is not the environment's)."""
+    return dg.Definitions(assets=list(defs.assets or []), asset_checks=list(defs.asset_checks or []),
+                          jobs=[scan_job, paper_job, corpus_job], resources={"vectree": resource, "llm": llm})
+
+
+def _execute(defs: dg.Definitions, job, keys, **kwargs) -> dg.ExecuteInProcessResult:
+    """Run ``keys`` (a subset of ``job``'s assets) in-process as a run of the named job."""
+    return defs.resolve_job_def(job.name).execute_in_process(
+        asset_selection=keys, run_config=QUIET_RUN_CONFIG, **kwargs)
+
+
 def refresh(
     defs: dg.Definitions,
     resource: VectreeStore,
@@ -122,9 +140,14 @@ def refresh(
     instance: dg.DagsterInstance | None = None,
     force: bool = False,
     on_paper: Callable[[str, int, int], None] | None = None,
+    tags: dict[str, str] | None = None,
 ) -> RefreshReport:
     """Run the pipeline in-process: scan, sync partitions, materialise per-paper assets for new or
     stale papers, then the corpus-level assets (catalog, indexes).
+
+    The runs are the named jobs of ``vectree.pipelines.jobs`` (``scan_job``, one ``paper_job`` run
+    a paper, ``corpus_job``), tagged with ``tags`` (default: trigger ``cli`` and the source folders)
+    and one refresh id, so the Dagster UI shows what started them and which belong together.
 
     A paper whose run fails is reported and skipped; the others go on.  The last corpus-level
     asset publishes one store snapshot atomically, so an interrupted refresh leaves the previous
@@ -138,7 +161,7 @@ def refresh(
     store = resource.store
     with store.writer_lock(), _stop_on_signals() as stop:
         return _refresh_locked(defs, resource, store, llm=llm, instance=instance, force=force, on_paper=on_paper,
-                               stop=stop)
+                               stop=stop, tags=tags)
 
 
 class RefreshInterrupted(KeyboardInterrupt):
@@ -225,17 +248,18 @@ def _stop_on_signals():
             raise RefreshInterrupted("interrupted")
 
 
-def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, stop) -> RefreshReport:
+def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, stop, tags) -> RefreshReport:
     from vectree.assets.llm_resource import LLMResource
 
     instance = instance or instance_for(store)
-    resources = {"vectree": resource, "llm": llm or LLMResource.from_settings()}
-    all_assets = list(defs.assets or [])
+    bound = bind_jobs(defs, resource, llm or LLMResource.from_settings())
+    tags = {**(tags or run_tags("cli", sources=resource.sources())),
+            REFRESH_TAG: (tags or {}).get(REFRESH_TAG) or uuid.uuid4().hex[:12]}
     scan_key = dg.AssetKey("corpus_manifest")
     before, after = corpus_asset_keys(defs)
     # the scan always runs; other upstream assets (a trained model) only when they never ran
     first = [scan_key] + [k for k in before if k != scan_key and instance.get_latest_materialization_event(k) is None]
-    dg.materialize(all_assets, selection=first, instance=instance, resources=resources, run_config=QUIET_RUN_CONFIG)
+    _execute(bound, scan_job, first, instance=instance, tags=tags)
     doc_ids = sorted({r["doc_id"] for r in store.read_manifest()})
     paper_keys = per_paper_asset_keys(defs)
     plan = plan_refresh(
@@ -251,10 +275,8 @@ def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, st
         if on_paper:
             on_paper(doc_id, i, len(plan.run))
         try:
-            result = dg.materialize(
-                all_assets, selection=paper_keys, partition_key=doc_id, instance=instance,
-                resources=resources, run_config=QUIET_RUN_CONFIG, raise_on_error=False,
-            )
+            result = _execute(bound, paper_job, paper_keys, partition_key=doc_id, instance=instance,
+                              raise_on_error=False, tags=tags)
             if not result.success:
                 failed = [e.event_specific_data.error for e in result.all_events
                           if e.is_step_failure and e.event_specific_data and e.event_specific_data.error]
@@ -269,7 +291,7 @@ def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, st
     failures = {d: e for d, e in store.read_run_failures().items() if d in doc_ids and d not in plan.run}
     store.write_run_failures({**failures, **report.failed_runs})
     if after:
-        dg.materialize(all_assets, selection=after, instance=instance, resources=resources, run_config=QUIET_RUN_CONFIG)
+        _execute(bound, corpus_job, after, instance=instance, tags=tags)
     for doc_id in plan.remove:
         instance.delete_dynamic_partition(papers_partitions.name, doc_id)
     return report

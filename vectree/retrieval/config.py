@@ -21,6 +21,7 @@ The README's configuration table is generated from the field descriptions
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -232,3 +233,19 @@ def replace_table(text: str, table: str | None = None) -> str:
     if start < 0 or end < start:
         raise ValueError(f"the README has no {TABLE_START} ... {TABLE_END} markers")
     return text[: start + len(TABLE_START)] + "\n" + table + text[end:]
+
+
+def quiet_model_libraries(verbose: bool = False) -> None:
+    """Silence the progress bars and info logs of the model libraries ("Loading weights" bars from
+    transformers, hub download bars) unless ``verbose``.  Must run before they are imported:
+    transformers reads both variables at import time."""
+    if verbose:
+        return
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TRANSFORMERS_NO_ADVISORY_WARNINGS", "1")
+    if "transformers" in sys.modules:  # imported already (a test process): switch it off directly
+        from transformers.utils import logging as hf_logging
+
+        hf_logging.set_verbosity_error()
+        hf_logging.disable_progress_bar()

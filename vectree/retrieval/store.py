@@ -176,6 +176,13 @@ def _temp_beside(path: Path) -> str:
     return tmp
 
 
+def read_parquet(path: Path, columns: list[str] | None = None) -> pa.Table:
+    """One Parquet file as a table.  ``ParquetFile`` rather than ``pq.read_table``: the latter goes
+    through ``pyarrow.dataset``, whose import alone costs a quarter of a second of every CLI start."""
+    with pq.ParquetFile(path) as f:
+        return f.read(columns=columns)
+
+
 def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` through a temporary file in the same directory and a rename."""
     path = Path(path)
@@ -399,10 +406,13 @@ class Store:
 
     # ---- sources (corpus folders registered by `vectree ingest PATH`) --------------------
     def read_sources(self) -> list[str]:
+        """The registered corpus folders (:mod:`vectree.retrieval.sources` owns the file's format:
+        ``{"folders": [...], "excluded": {...}}``, or the older plain list)."""
         try:
-            return list(json.loads(self.sources_path.read_text()))
+            data = json.loads(self.sources_path.read_text())
         except FileNotFoundError:
             return []
+        return list(data.get("folders", [])) if isinstance(data, dict) else list(data)
 
     def write_sources(self, sources: Iterable[str]) -> list[str]:
         merged = sorted(set(sources))
@@ -526,7 +536,7 @@ class Store:
         path = self.pages_path(doc_id)
         if not path.exists():
             raise StoreError(f"no pages for paper {doc_id!r}")
-        rows = pq.read_table(path, columns=columns).to_pylist()
+        rows = read_parquet(path, columns).to_pylist()
         if columns is None or "page_no" in columns:
             rows.sort(key=lambda r: r["page_no"])
         return rows
@@ -544,7 +554,7 @@ class Store:
         """All catalog rows (empty when nothing has been ingested yet)."""
         if not self.catalog_path.exists():
             return []
-        return pq.read_table(self.catalog_path).to_pylist()
+        return read_parquet(self.catalog_path).to_pylist()
 
     def papers(self, status: str | None = "ok") -> list[dict[str, Any]]:
         """Catalog rows with the given status (``None`` for all)."""
@@ -565,7 +575,7 @@ class Store:
     def read_manifest(self) -> list[dict[str, Any]]:
         if not self.manifest_path.exists():
             return []
-        return pq.read_table(self.manifest_path).to_pylist()
+        return read_parquet(self.manifest_path).to_pylist()
 
     def known_ids(self) -> dict[str, str]:
         """sha256 -> doc_id of every paper in the last corpus scan (ids stay while bytes stay)."""

@@ -29,9 +29,8 @@ from dataclasses import asdict, dataclass
 from typing import Any, Iterable, Sequence
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from vectree.retrieval.store import Store, StoreError, atomic_write_parquet
+from vectree.retrieval.store import Store, StoreError, atomic_write_parquet, read_parquet
 
 SOURCES = ("llm", "outline", "layout")
 
@@ -97,7 +96,7 @@ def read_tree(store: Store, doc_id: str) -> list[dict[str, Any]]:
     path = store.tree_path(doc_id)
     if not path.exists():
         raise StoreError(f"no section tree for paper {doc_id!r} at {path}")
-    rows = pq.read_table(path).to_pylist()
+    rows = read_parquet(path).to_pylist()
     rows.sort(key=lambda r: int(r["node_id"][1:]))
     return rows
 
