@@ -122,4 +122,7 @@ def create_app(store_root: str | os.PathLike, *, token: str | None = None) -> Fa
     def value_error(_: Request, exc: ValueError) -> JSONResponse:
         return JSONResponse(status_code=422, content={"detail": str(exc)})
 
+    from vectree.service.web import mount_web  # the browser pages and offline /docs (service/web/)
+
+    mount_web(app, toolbox, auth, token_required=token is not None)
     return app
