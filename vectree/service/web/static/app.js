@@ -411,7 +411,9 @@ const VIEWS = { corpus: viewCorpus, search: viewSearch, paper: viewPaper, page: 
 
 async function route() {
   const raw = location.hash.replace(/^#/, "") || "/";
-  const [path, qs] = raw.split("?");
+  const cut = raw.indexOf("?"); // a question may hold "?" itself: split at the first only
+  const path = cut < 0 ? raw : raw.slice(0, cut);
+  const qs = cut < 0 ? "" : raw.slice(cut + 1);
   const parts = path.split("/").filter(Boolean).map(decodeURIComponent);
   const name = VIEWS[parts[0]] ? parts[0] : "corpus";
   const seq = ++state.seq;
