@@ -215,6 +215,7 @@ def test_search_ranks_the_expected_paper_first_and_the_tree_opens(browser, brows
     assert not summary_text.is_displayed()
     first.find_element("css selector", "summary").click()
     assert first.get_attribute("open") is not None and summary_text.is_displayed()
+    save_shot(browser.driver, shots, "paper")
     # within-paper search lists passages whose links open the page with the passage highlighted
     within = browser.css("#within-form input")[0]
     browser.reset()
@@ -222,7 +223,6 @@ def test_search_ranks_the_expected_paper_first_and_the_tree_opens(browser, brows
     browser.rendered("paper")
     hits = browser.css("#within-results .result")
     assert hits and "quote=" in hits[0].get_attribute("data-href")
-    save_shot(browser.driver, shots, "paper")
     # the paper with edited marks shows them with their reasons
     browser.open(f"/#/paper/{edits['other']}")
     browser.rendered("paper")
