@@ -197,6 +197,9 @@ def test_token_guards_the_data_but_not_the_shell(web_store, question):
                         "/search/entries?q=cells"):
             assert c.get(private).status_code == 401, private
             assert c.get(private, headers={"Authorization": "Bearer s3cret"}).status_code == 200, private
+        # no token: 401 before any parameter is looked at
+        for malformed in ("/search/entries?q=", "/papers/Bad_ID!/sections", f"/papers/{doc}/pages/0/boxes"):
+            assert c.get(malformed).status_code == 401, malformed
     with Served(create_app(web_store.root, token="")) as c:
         assert c.get("/web/config").json() == {"auth": False}
 
