@@ -259,7 +259,7 @@ async function viewPaper(seq, parts, params) {
   show(seq, "paper",
     h("p", { class: "crumbs" }, h("a", { href: "#/" }, "Corpus"), " / paper"),
     h("h1", {}, paper.title),
-    h("p", { class: "muted" }, (paper.authors || []).join(", "), ` · ${paper.pages} pages · `,
+    h("p", { class: "muted" }, [(paper.authors || []).join(", "), `${paper.pages} pages`].filter(Boolean).join(" · "), " · ",
       h("a", { href: hashFor(["page", doc, "1"]) }, "open page 1"), " · ",
       h("a", { href: hashFor(["ask"], { paper: doc }) }, "ask about this paper")),
     form,
