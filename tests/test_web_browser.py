@@ -43,6 +43,13 @@ def _require_browser() -> None:
         pytest.skip(msg)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def browser_available() -> None:
+    """Checked before any store is built (session scope: pytest sets up wider scopes first, and
+    the demo store is session-wide), so a machine without chromium skips at once."""
+    _require_browser()
+
+
 @pytest.fixture(scope="module")
 def shots(tmp_path_factory) -> Path:
     folder = os.environ.get("VECTREE_SCREENSHOTS")
