@@ -48,7 +48,9 @@ from vectree.service.snapshots import PinSnapshot
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
 # open without a token: the liveness probe and the API description (no data in either)
-PUBLIC_PATHS = frozenset({"/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc"})
+PUBLIC_PATHS = frozenset({"/health", "/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc", "/", "/favicon.ico"})
+# the web app's shell, scripts and styles, and the offline Swagger/ReDoc bundles: no data in any of them
+PUBLIC_PREFIXES = ("/web/", "/docs-assets/")
 
 
 class ErrorBody(BaseModel):
@@ -108,7 +110,8 @@ class BearerToken(AuthenticationBackend):
         self.public = public
 
     async def authenticate(self, conn):
-        if conn.scope["path"] in self.public:
+        path = conn.scope["path"]
+        if path in self.public or path.startswith(PUBLIC_PREFIXES):
             return None
         scheme, _, value = conn.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not secrets.compare_digest(value.strip().encode(), self.token):
@@ -267,6 +270,10 @@ def create_app(store_root: str | os.PathLike, *, token: str | None = None, max_b
     app.include_router(service_router(store, toolbox, settings))
     app.include_router(tool_router(toolbox))
     install_error_handlers(app)
+    from vectree.service.web import mount_web  # the browser pages and offline /docs (service/web/)
+
+    # no per-route dependencies: the token middleware below guards every non-public path
+    mount_web(app, toolbox, [], token_required=token is not None)
     app.add_middleware(PinSnapshot, store=store)  # one store snapshot per request, named in a header
     # the last middleware added runs first: the token is checked before the body limit reads anything
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)
