@@ -51,7 +51,7 @@ def free_port() -> int:
 
 def demo_store(folder: Path) -> Path:
     from vectree.cli import run_ingest
-    from vectree.retrieval.demo import build_demo_corpus
+    from vectree.demo import build_demo_corpus
 
     pdfs = build_demo_corpus(folder / "corpus")
     run_ingest([str(pdfs[0].parent)], str(folder / "store"), quiet=True)

@@ -16,7 +16,7 @@ import pymupdf
 import pytest
 
 from tests.test_service import Served
-from vectree.retrieval.demo import DEMO_QUESTIONS
+from vectree.demo import DEMO_QUESTIONS
 from vectree.retrieval.store import atomic_write_parquet
 from vectree.service.http import create_app
 from vectree.service.web.quotes import quote_boxes

@@ -21,7 +21,7 @@ import pytest
 
 from tests.test_service import Served
 from tests.test_web import add_quarantined_row, mark_some_sections
-from vectree.retrieval.demo import DEMO_QUESTIONS
+from vectree.demo import DEMO_QUESTIONS
 from vectree.service.http import create_app
 
 CHROMIUM = os.environ.get("VECTREE_CHROMIUM", "/usr/bin/chromium")
