@@ -89,13 +89,15 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
                                "relevance": float(h["relevance"]), "reading": readings.get(i)})
     if not candidates:
         return nav._no_answer(question, trace, started, "the papers hold no passages to read")
-    candidates.sort(key=lambda c: -c["relevance"])
-    best = candidates[0]["relevance"]
+    # candidates stay in the tools' order (hybrid and reranker orders fused, best paper first);
+    # the thresholds below use the calibrated probabilities
+    best = max(c["relevance"] for c in candidates)
 
     # ---- abstain when even the best evidence is weak
     if nav.calibrated and best < abstain_below:
         possibly = [{"doc_id": c["doc_id"], "page": c["page"], "title": titles.get(c["doc_id"], ""),
-                     "relevance": round(c["relevance"], 3), "text": c["text"]} for c in candidates[:3]]
+                     "relevance": round(c["relevance"], 3), "text": c["text"]}
+                    for c in sorted(candidates, key=lambda c: -c["relevance"])[:3]]
         return abstain(best, possibly, f"best evidence relevance {best:.2f}, below the calibrated {abstain_below:.2f}")
 
     # ---- which evidence is cited

@@ -30,6 +30,7 @@ class RerankerModelConfig(dg.Config):
     out_dir: str = ""  # default: <store>/reranker/models/<model id>
     seed: int = 13
     threads: int = 2
+    max_steps: int = 0  # 0: the recipe's (a smaller number is for smoke tests)
 
 
 def model_metadata(config, folder) -> dict:
@@ -84,7 +85,7 @@ def reranker_model(context: dg.AssetExecutionContext, config: RerankerModelConfi
         mirror.info(event["event"], extra={"event": event})
 
     summary = train_from_data_dir(config.data_dir or None, out, quick=config.quick, seed=config.seed,
-                                  threads=config.threads, progress=progress)
+                                  threads=config.threads, progress=progress, max_steps=config.max_steps)
     reader = Reader.load(out)
     return dg.MaterializeResult(metadata={
         "status": "trained", **model_metadata(reader.config, out),

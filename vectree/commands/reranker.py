@@ -38,9 +38,10 @@ def register(group: click.Group) -> None:
                   "(default: $VECTREE_TRAINING_DATA, else ../shared/data next to the repository).")
     @click.option("--seed", type=int, default=13, show_default=True)
     @click.option("--threads", type=int, default=2, show_default=True, help="torch threads for training.")
+    @click.option("--max-steps", type=int, default=0, help="Stop after this many steps (default: the recipe's).")
     @click.option("--store", "store_root", type=click.Path(file_okay=False), default=None,
                   help="Artefact store root (default: $VECTREE_STORE or ./.vectree).")
-    def train_cmd(quick, out_dir, data_dir, seed, threads, store_root) -> None:
+    def train_cmd(quick, out_dir, data_dir, seed, threads, max_steps, store_root) -> None:
         """Build the training set, train (through the Dagster asset reranker_model), calibrate on dev."""
         import dagster as dg
 
@@ -99,7 +100,7 @@ def register(group: click.Group) -> None:
         instance = instance_for(resource.store)
         run_config = {**QUIET_RUN_CONFIG, "ops": {"reranker_model": {"config": {
             "train": True, "quick": quick, "data_dir": str(path), "out_dir": str(out), "seed": seed,
-            "threads": threads}}}}
+            "threads": threads, "max_steps": max_steps}}}}
         try:
             with bar:
                 result = dg.materialize(list(defs.assets or []), selection=[dg.AssetKey("reranker_model")],

@@ -17,6 +17,7 @@ import numpy as np
 
 from .calibrate import relevance_prob
 
+RRF_K = 20  # as in vectree.retrieval.passages
 PAPER_DEPTH = 8
 PAPER_CHARS = 400
 PASSAGE_DEPTH = 12
@@ -113,7 +114,16 @@ def rerank_passages(reader, passages, query: str, query_vector, k: int, *, depth
     readings = reader.read(query, [passages.texts[r] for r in rows], max_len=PASSAGE_MAX_LEN)
     logits = np.asarray([r.relevance for r in readings], np.float32)
     probs = relevance_prob(logits, reader.config.calibration, cosines)
-    order = np.argsort(-probs, kind="stable")[:k]
+    # the reranker refines the hybrid order instead of replacing it: on dev its fused score only
+    # matched the cosine (MRR .860 vs .859) and it never saw BM25, which the hybrid order carries;
+    # reciprocal-rank fusion of the two orders keeps both (the probabilities stay as calibrated)
+    by_prob = np.argsort(-probs, kind="stable")
+    fused = np.zeros(len(rows))
+    for rank, j in enumerate(by_prob):
+        fused[j] += 1.0 / (RRF_K + rank + 1)
+    for rank in range(len(rows)):  # rows are in hybrid order
+        fused[rank] += 1.0 / (RRF_K + rank + 1)
+    order = np.argsort(-fused, kind="stable")[:k]
     return [{"i": rows[j], "page": passages.pages[rows[j]], "node_id": passages.nodes[rows[j]],
              "text": passages.texts[rows[j]], "context": passages.context(rows[j]),
              "relevance": round(float(probs[j]), 4), "logit": float(logits[j]), "reading": readings[j]}

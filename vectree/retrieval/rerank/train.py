@@ -312,7 +312,7 @@ def resolve_data_dir(data_dir: str | None = None) -> Path:
 
 def train_from_data_dir(data_dir: str | None, out_dir: Path, *, quick: bool = False, seed: int = 13,
                         threads: int = 2, progress: Callable[[dict[str, Any]], None] | None = None,
-                        data: ReaderData | None = None) -> dict[str, Any]:
+                        data: ReaderData | None = None, max_steps: int = 0) -> dict[str, Any]:
     """The whole recipe behind ``vectree reranker train`` and the ``reranker_model`` asset."""
     from vectree.retrieval.embed import get_embedder
 
@@ -326,6 +326,8 @@ def train_from_data_dir(data_dir: str | None, out_dir: Path, *, quick: bool = Fa
     if progress:
         progress({"event": "counts", "counts": data.counts()})
     settings = TrainSettings(seed=seed, threads=threads, quick=quick, **(QUICK if quick else {}))
+    if max_steps:
+        settings.max_steps = max_steps
     return fit_and_save(data, Path(out_dir), settings, progress=progress, embedder=get_embedder(),
                         data_dir=str(path))
 
