@@ -106,9 +106,6 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     else:
         cited = candidates[:2] if len(candidates) > 1 and candidates[1]["relevance"] >= 0.9 * best else candidates[:1]
     cited = sorted(cited, key=lambda c: -c["relevance"])[:MAX_CITED]
-    for doc_id in dict.fromkeys(c["doc_id"] for c in cited):
-        pages = sorted({c["page"] for c in cited if c["doc_id"] == doc_id})[:MAX_PAGES_PER_CALL]
-        trace.record(tb, "get_page_content", {"doc_id": doc_id, "pages": pages})
 
     # ---- read the answer from the best evidence that is not a caption (unless one is asked for)
     missing = [c for c in candidates[:READ_TOP] if c.get("reading") is None]
@@ -134,6 +131,8 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
                or (title and _norm(span) and _norm(span) in _norm(title) and not ASKS_FOR_TITLE.search(question)))
         if number:
             text = number
+            # the sentence the number came from holds the answer
+            holder = next((c for c in readable[:2] if number in c["text"]), holder)
         elif not bad:
             text = span
         else:  # the span head gave nothing usable: the clause of the sentence that answers
@@ -143,6 +142,9 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         cited = [holder] + cited[:MAX_CITED - 1]
     else:
         cited = [holder] + [c for c in cited if c is not holder]
+    for doc_id in dict.fromkeys(c["doc_id"] for c in cited):  # read the cited pages before answering
+        pages = sorted({c["page"] for c in cited if c["doc_id"] == doc_id})[:MAX_PAGES_PER_CALL]
+        trace.record(tb, "get_page_content", {"doc_id": doc_id, "pages": pages})
     citations = [{"doc_id": c["doc_id"], "page": c["page"], "quote": c["text"]} for c in cited]
     features = [r0.relevance, min((r0.relevance - readings[1].relevance) if len(readings) > 1 else 2.0, 5.0),
                 r0.type_probs[kind]]
