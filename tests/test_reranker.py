@@ -121,7 +121,18 @@ def test_toolbox_search_within_paper_is_reranked(demo_store):
     a = on.call("search_within_paper", {"doc_id": doc, "query": "capacity fade", "k": 3}).data["results"]
     b = off.call("search_within_paper", {"doc_id": doc, "query": "capacity fade", "k": 3}).data["results"]
     assert all(0.0 <= h["relevance"] <= 1.0 for h in a) and not any("relevance" in h for h in b)
-    assert [h["relevance"] for h in a] == sorted((h["relevance"] for h in a), reverse=True)
+    # the order is the rank fusion of the hybrid order and the calibrated relevance
+    from vectree.retrieval.embed import get_embedder
+    from vectree.retrieval.rerank.apply import PASSAGE_DEPTH, RRF_K, rerank_passages
+
+    passages = on.passages(doc)
+    every = rerank_passages(on.reranker(), passages, "capacity fade", get_embedder().encode_query("capacity fade"),
+                            PASSAGE_DEPTH)
+    hybrid = [h.passage_id for h in passages.rank("capacity fade", get_embedder().encode_query("capacity fade"),
+                                                  PASSAGE_DEPTH)]
+    by_prob = [h["i"] for h in sorted(every, key=lambda h: -h["relevance"])]
+    fused = {i: 1 / (RRF_K + hybrid.index(i) + 1) + 1 / (RRF_K + by_prob.index(i) + 1) for i in hybrid}
+    assert [h["passage"] for h in a] == sorted(fused, key=lambda i: -fused[i])[:3]
     papers = on.call("search_papers", {"query": "lithium plating at low temperature", "k": 3}).data["results"]
     assert all("relevance" in p for p in papers)
 

@@ -62,7 +62,7 @@ def register(group: click.Group) -> None:
 
         out = Path(out_dir).resolve() if out_dir else \
             resource.store.root / "reranker" / "models" / time.strftime("reader-%Y%m%d-%H%M%S")
-        console.print(f"training data: {path}\nmodel folder:  {out}")
+        click.echo(f"training data: {path}\nmodel folder:  {out}")  # paths unwrapped: they get copied
         import logging
 
         from vectree.assets.reranker import PROGRESS_LOGGER
@@ -113,9 +113,10 @@ def register(group: click.Group) -> None:
         reader = Reader.load(out)
         console.print(_figures_table(reader.config.training))
         t = reader.config.training
-        console.print(f"model {reader.config.model_id}: {t.get('steps')} steps in {t.get('seconds')} s -> {out}")
-        console.print(f"make it live:  export VECTREE_RERANKER={out}")
-        console.print(f"ship it:       cp {out}/adapter.safetensors {out}/config.json {out}/MODEL_CARD.md {SHIPPED_DIR}/")
+        click.echo(f"model {reader.config.model_id}: {t.get('steps')} steps in {t.get('seconds')} s -> {out}")
+        click.echo(f"make it live:  export VECTREE_RERANKER={out}")
+        click.echo(f"ship it:       cp {out}/adapter.safetensors {out}/config.json {out}/MODEL_CARD.md "
+                   f"{out}/dev_curves.json {SHIPPED_DIR}/")
 
     @reranker.command("info")
     def info_cmd() -> None:
