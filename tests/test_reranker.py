@@ -133,8 +133,8 @@ def test_toolbox_search_within_paper_is_reranked(demo_store):
     by_prob = [h["i"] for h in sorted(every, key=lambda h: -h["relevance"])]
     fused = {i: 1 / (RRF_K + hybrid.index(i) + 1) + 1 / (RRF_K + by_prob.index(i) + 1) for i in hybrid}
     assert [h["passage"] for h in a] == sorted(fused, key=lambda i: -fused[i])[:3]
-    papers = on.call("search_papers", {"query": "lithium plating at low temperature", "k": 3}).data["results"]
-    assert all("relevance" in p for p in papers)
+    papers = on.call("search_papers", {"query": "lithium plating at low temperature", "k": 3}).data
+    assert papers["score"] == "relevance" and all(0.0 <= p["score"] <= 1.0 for p in papers["results"])
 
 
 @needs_shipped

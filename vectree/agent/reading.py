@@ -52,6 +52,8 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     if paper is None:
         found = trace.record(tb, "search_papers", {"query": question, "k": max(nav.papers, 5)})
         results = found.data["results"] if found else []
+        if found and found.data.get("score") == "relevance":  # reranked: each score is a calibrated relevance
+            results = [{**r, "relevance": r["score"]} for r in results]
         if not results:
             return nav._no_answer(question, trace, started, "no paper in the corpus matches the question")
         titles = {r["doc_id"]: r["title"] for r in results}

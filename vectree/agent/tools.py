@@ -360,13 +360,18 @@ class Toolbox:
                 hits = rerank_papers(reader, index, query, index.search(query, k=max(k, PAPER_DEPTH)), k)
         except IndexNotBuiltError as exc:
             raise ToolError(str(exc)) from None
+        reranked = reader is not None
         results = [{
-            "doc_id": h["doc_id"], "title": _words(h["title"], 20), "score": round(h["score"], 4),
-            **({"relevance": h["relevance"]} if "relevance" in h else {}),
+            # reranked: the score is the calibrated relevance (a probability), else the fused score
+            "doc_id": h["doc_id"], "title": _words(h["title"], 20),
+            "score": round(h["relevance"] if reranked and "relevance" in h else h["score"], 4),
             "sections": [{"node_id": s["node_id"], "title": _words(s["title"], 10), "pages": list(s["pages"])}
                          for s in h["matched_sections"]],
         } for h in hits]
-        return ToolResult("search_papers", 0, {"query": query, "results": results})
+        data = {"query": query, "results": results}
+        if reranked:
+            data["score"] = "relevance"  # said once, not per result: Layer 0 stays about 50 tokens a paper
+        return ToolResult("search_papers", 0, data)
 
     # ---- Layer 1 --------------------------------------------------------------------------
     def get_document_tree(self, doc_id: str, max_depth: int = 2) -> ToolResult:
