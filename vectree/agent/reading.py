@@ -49,6 +49,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
 
     # ---- which papers
     titles: dict[str, str] = {}
+    best_paper = 1.0
     if paper is None:
         found = trace.record(tb, "search_papers", {"query": question, "k": max(nav.papers, 5)})
         results = found.data["results"] if found else []
@@ -58,12 +59,6 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
             return nav._no_answer(question, trace, started, "no paper in the corpus matches the question")
         titles = {r["doc_id"]: r["title"] for r in results}
         best_paper = max((r.get("relevance", 1.0) for r in results), default=0.0)
-        if nav.calibrated and best_paper < abstain_below:
-            # the same calibrated threshold as for evidence: the best paper is not likely relevant
-            possibly = [{"doc_id": r["doc_id"], "page": None, "title": r["title"], "relevance": r["relevance"],
-                         "text": r["title"]} for r in results[:3]]
-            return abstain(best_paper, possibly, f"best paper relevance {best_paper:.2f}, below the calibrated "
-                                                 f"{abstain_below:.2f}")
         if nav.calibrated and all("relevance" in r for r in results):
             chosen = select([r["relevance"] for r in results], paper_sel["threshold"], paper_sel["margin"])
             papers = [results[i]["doc_id"] for i in chosen][:min(nav.papers, MAX_PAPERS)]
@@ -95,12 +90,17 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     # the thresholds below use the calibrated probabilities
     best = max(c["relevance"] for c in candidates)
 
-    # ---- abstain when even the best evidence is weak
-    if nav.calibrated and best < abstain_below:
+    # ---- abstain when even the best evidence is weak, or when the best paper and its best
+    # evidence together are (their mean below the same calibrated threshold: paper entries are
+    # short and score lower than sentences, so a paper alone does not decide)
+    joint = (best + best_paper) / 2 if paper is None else best
+    if nav.calibrated and (best < abstain_below or joint < abstain_below):
         possibly = [{"doc_id": c["doc_id"], "page": c["page"], "title": titles.get(c["doc_id"], ""),
                      "relevance": round(c["relevance"], 3), "text": c["text"]}
                     for c in sorted(candidates, key=lambda c: -c["relevance"])[:3]]
-        return abstain(best, possibly, f"best evidence relevance {best:.2f}, below the calibrated {abstain_below:.2f}")
+        why = (f"best evidence relevance {best:.2f}" if best < abstain_below else
+               f"best paper {best_paper:.2f} and evidence {best:.2f} relevance, mean {joint:.2f}")
+        return abstain(min(best, joint), possibly, f"{why}, below the calibrated {abstain_below:.2f}")
 
     # ---- which evidence is cited
     if nav.calibrated:

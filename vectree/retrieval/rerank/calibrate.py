@@ -145,6 +145,34 @@ def _fit_selection(dev, probs, groups, source: str):
     return best, curves
 
 
+def _fit_abstention(dev, probs, groups, sources):
+    """Threshold on the best candidate's relevance: keep answering at least ANSWER_RECALL of the dev
+    questions whose evidence is there, and among those thresholds take the most right decisions."""
+    ev_p, ev_y = [], []
+    for idx in groups.values():
+        if not any(dev[i].rel for i in idx) or (sources and dev[idx[0]].source not in sources):
+            continue
+        top = max(idx, key=lambda i: probs[i])
+        ev_p.append(probs[top])
+        ev_y.append(float(dev[top].rel))
+        negs = [i for i in idx if not dev[i].rel]
+        if negs:
+            ev_p.append(max(probs[i] for i in negs))
+            ev_y.append(0.0)
+    p, y = np.asarray(ev_p), np.asarray(ev_y)
+    curve = []
+    for t in GRID:
+        kept = p >= t
+        curve.append({"threshold": t, "decision_accuracy": float(np.mean(np.where(kept, y == 1, y == 0))),
+                      "answered": float(kept.mean()),
+                      "answered_with_evidence": float(kept[y == 1].mean()) if (y == 1).any() else 0.0,
+                      "abstained_without": float((~kept)[y == 0].mean()) if (y == 0).any() else 0.0})
+    # abstaining on a question whose evidence is there costs more than a weak answer that says so
+    allowed = [d for d in curve if d["answered_with_evidence"] >= ANSWER_RECALL] or curve[:1]
+    best = max(allowed, key=lambda d: (d["decision_accuracy"], -d["threshold"]))
+    return best["threshold"], curve
+
+
 def _fold(group: str) -> int:
     return int(hashlib.sha256(group.encode()).hexdigest()[:4], 16) % 2
 
@@ -175,32 +203,12 @@ def calibrate(dev: Sequence, readings: Sequence, cosines: Sequence[float] | None
     selection, curves = _fit_selection(dev, probs, groups, "qasper")
     papers, paper_curves = _fit_selection(dev, probs, groups, "hotpotqa")
 
-    # ---- evidence abstention: the best candidate's calibrated relevance, own candidates vs an
-    # off-corpus episode (the same question over its negatives only)
-    ev_p, ev_y = [], []
-    for g, idx in groups.items():
-        if not any(dev[i].rel for i in idx):
-            continue
-        top = max(idx, key=lambda i: probs[i])
-        ev_p.append(probs[top])
-        ev_y.append(float(dev[top].rel))
-        negs = [i for i in idx if not dev[i].rel]
-        if negs:
-            ev_p.append(max(probs[i] for i in negs))
-            ev_y.append(0.0)
-    ev_p_a, ev_y_a = np.asarray(ev_p), np.asarray(ev_y)
-    ev_curve = []
-    for t in GRID:
-        kept = ev_p_a >= t
-        ev_curve.append({"threshold": t, "decision_accuracy": float(np.mean(np.where(kept, ev_y_a == 1, ev_y_a == 0))),
-                         "answered": float(kept.mean()),
-                         "answered_with_evidence": float(kept[ev_y_a == 1].mean()) if (ev_y_a == 1).any() else 0.0,
-                         "abstained_without": float((~kept)[ev_y_a == 0].mean()) if (ev_y_a == 0).any() else 0.0})
-    # policy: abstaining on a question whose evidence is there costs more than a weak answer that
-    # says it is weak, so keep answering at least ANSWER_RECALL of the dev questions that have
-    # evidence, and among those thresholds take the one with the most right decisions
-    allowed = [d for d in ev_curve if d["answered_with_evidence"] >= ANSWER_RECALL] or ev_curve[:1]
-    evidence_abstain = max(allowed, key=lambda d: (d["decision_accuracy"], -d["threshold"]))["threshold"]
+    # ---- abstention: the best candidate's calibrated relevance, own candidates vs an off-corpus
+    # episode (the same question over its negatives only); sentences (all sources) for evidence,
+    # paragraphs (HotpotQA, PubMedQA) for Layer-0 papers
+    evidence_abstain, ev_curve = _fit_abstention(dev, probs, groups, None)
+    paper_abstain, _ = _fit_abstention(dev, probs, groups, ("hotpotqa", "pubmedqa"))
+    papers["abstain_below"] = paper_abstain
 
     # ---- answers: simulated episodes (own candidates; negatives only = off-corpus)
     feats, right, fold = [], [], []
@@ -261,7 +269,8 @@ def calibrate(dev: Sequence, readings: Sequence, cosines: Sequence[float] | None
                "papers_precision": round(papers["precision"], 4), "papers_recall": round(papers["recall"], 4),
                "abstain_below": abstain, "evidence_abstain_below": evidence_abstain,
                "evidence_decision_accuracy": next(d["decision_accuracy"] for d in ev_curve
-                                                  if d["threshold"] == evidence_abstain)}
+                                                  if d["threshold"] == evidence_abstain),
+               "papers_abstain_below": paper_abstain}
     figures = {"summary": summary, "selection_curve": curves[str(selection["margin"])], "selection_curves": curves,
                "papers_curve": paper_curves.get(str(papers["margin"]), []),
                "relevance_bins": rel_bins, "answer_bins": ans_bins, "abstain_curve": decisions,
