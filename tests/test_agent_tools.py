@@ -138,7 +138,7 @@ def test_offline_navigator_answers_with_page_citations(toolbox, ids):
         answer = nav.answer(q["question"])  # from the whole corpus: search first
         tools = [s["tool"] for s in answer.trace["steps"]]
         if answer.abstained:  # the calibrated reader found no good evidence: counted as wrong below
-            assert tools == ["search_papers", "get_document_tree", "search_within_paper", "submit_answer"]
+            assert tools[0] == "search_papers" and tools[-1] == "submit_answer" and "get_page_content" not in tools
             assert answer.citations == []
             continue
         assert tools[:3] == ["search_papers", "get_document_tree", "search_within_paper"]
