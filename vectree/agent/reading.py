@@ -43,6 +43,8 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         return Answer(question, text, [], [], trace.as_dict(), time.perf_counter() - started,
                       confidence=round(best, 3), abstained=True, possibly_relevant=possibly)
 
+    if paper is not None:
+        tb.paper(paper)  # an unknown paper is the caller's error (404), whatever the question
     if nav.calibrated and not content_words(question):
         # nothing to search for ("x", "?", "the"): no evidence can be judged relevant to it
         return abstain(0.0, [], "the question has no content words to look for")
