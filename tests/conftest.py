@@ -66,3 +66,12 @@ def demo_store(tmp_path_factory, demo_pdfs):
     store, report, _ = run_ingest([str(demo_pdfs[0].parent)], str(root), quiet=True)
     assert not report.failed_runs, report.failed_runs
     return store
+
+
+@pytest.fixture(autouse=True)
+def _pubmedqa_all_questions(monkeypatch):
+    """The eval tests' synthetic PubMedQA folders have a handful of questions: ask all of them.
+    (By default ``vectree eval pubmedqa`` asks only the reader's held-back split; a test in
+    tests/test_reranker.py checks that default.)"""
+    monkeypatch.setenv("VECTREE_EVAL_PUBMEDQA_SPLIT", "all")
+

@@ -139,6 +139,10 @@ def test_offline_navigator_answers_with_page_citations(toolbox, ids):
     for q in DEMO_QUESTIONS:
         answer = nav.answer(q["question"])  # from the whole corpus: search first
         tools = [s["tool"] for s in answer.trace["steps"]]
+        if answer.abstained:  # the calibrated reader found no good evidence: counted as wrong below
+            assert tools[0] == "search_papers" and tools[-1] == "submit_answer" and "get_page_content" not in tools
+            assert answer.citations == []
+            continue
         assert tools[:3] == ["search_papers", "get_document_tree", "search_within_paper"]
         assert tools[-1] == "submit_answer" and "get_page_content" in tools
         assert all(c["valid"] for c in answer.citations)

@@ -31,10 +31,12 @@ TASK = {"qasper_pdf": "paper_qa", "qasper": "paper_qa", "pubmedqa": "routing", "
 
 @pytest.fixture(scope="module", autouse=True)
 def isolated_env(tmp_path_factory):
-    """An embedding cache and an (empty) store of the module's own; no cross-encoder, no model."""
+    """An embedding cache and an (empty) store of the module's own; no cross-encoder, no model (the
+    shipped reader switched off too, so reranked-dense-rag has nothing to rerank with)."""
     root = tmp_path_factory.mktemp("eval-env")
     saved = {k: os.environ.get(k) for k in ("VECTREE_EVAL_CACHE", "VECTREE_STORE", "VECTREE_CROSS_ENCODER",
-                                            "VECTREE_SPROUT_MODEL")}
+                                            "VECTREE_SPROUT_MODEL", "VECTREE_RERANKER")}
+    os.environ["VECTREE_RERANKER"] = "off"
     os.environ["VECTREE_EVAL_CACHE"] = str(root / "cache")
     os.environ["VECTREE_STORE"] = str(root / "empty-store")
     os.environ.pop("VECTREE_CROSS_ENCODER", None)

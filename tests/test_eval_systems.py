@@ -153,6 +153,9 @@ def test_sprout_without_a_model_says_why(monkeypatch, tmp_path):
 
 def test_reranked_needs_a_local_cross_encoder(monkeypatch, tmp_path):
     monkeypatch.delenv("VECTREE_CROSS_ENCODER", raising=False)
+    # by default the shipped reader reranks; switched off, a local cross-encoder is needed
+    assert make_system("reranked-dense-rag", "routing").unavailable() is None
+    monkeypatch.setenv("VECTREE_RERANKER", "off")
     assert "VECTREE_CROSS_ENCODER" in make_system("reranked-dense-rag", "routing").unavailable()
     monkeypatch.setenv("VECTREE_CROSS_ENCODER", str(tmp_path / "missing"))
     assert "does not exist" in make_system("reranked-dense-rag", "routing").unavailable()

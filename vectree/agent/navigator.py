@@ -1,6 +1,22 @@
 """The offline navigator: a deterministic policy over the same seven tools, the default agent.
 
-It reads the way the LLM agent is told to: search the corpus (skipped when the paper is given),
+With the trained reader (:mod:`vectree.retrieval.rerank`, shipped in the package) it reads like this:
+
+* ``search_papers`` (hybrid candidates reranked by the reader, each with a calibrated relevance);
+  the papers whose relevance passes the calibrated paper threshold (and margin to the best) are
+  read, at most ``papers`` of them: one when one paper holds the evidence, several when it spreads;
+* per paper ``get_document_tree`` and ``search_within_paper`` (sentences reranked by the reader);
+* the evidence candidates of every paper are pooled; when even the best one is below the
+  calibrated evidence threshold the navigator abstains: the answer says the corpus holds no good
+  evidence and lists the best candidates as "possibly relevant", with no citation;
+* otherwise it cites every candidate whose calibrated relevance passes the selection threshold
+  and lies within the margin of the best (calibrated on dev, see ``calibrate.py``), opens those
+  pages, and reads the answer from the best evidence with the reader's heads: Yes / No for a
+  yes/no question, else the answer span (a span that is a caption or the paper's title falls back
+  to the clause rule below); the first citation's quote is the sentence that holds the answer;
+* the answer carries a calibrated confidence (probability that it is right).
+
+Without a reader (``VECTREE_RERANKER=off``, or the ``vectree-no-rerank`` ablation) it reads the way the LLM agent is told to: search the corpus (skipped when the paper is given),
 read the paper's tree, search within the paper, open the one or two pages that the within-paper
 search and the tree agree on, and answer extractively from those pages:
 
@@ -57,6 +73,9 @@ class Answer:
     trace: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
     agent: str = "offline"
+    confidence: float | None = None  # calibrated probability that the answer is right (reader path)
+    abstained: bool = False  # True: no good evidence; ``possibly_relevant`` lists the best candidates
+    possibly_relevant: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def pages(self) -> list[tuple[str, int]]:
@@ -65,16 +84,23 @@ class Answer:
     def as_dict(self) -> dict[str, Any]:
         return {"question": self.question, "answer": self.answer, "citations": self.citations,
                 "evidence": self.evidence, "trace": self.trace, "seconds": round(self.seconds, 3),
-                "agent": self.agent}
+                "agent": self.agent, "confidence": self.confidence, "abstained": self.abstained,
+                "possibly_relevant": self.possibly_relevant}
 
 
 class OfflineNavigator:
     """Drives a :class:`Toolbox` deterministically; see the module docstring for the policy."""
 
-    def __init__(self, toolbox: Toolbox, *, max_pages: int = 2, papers: int = 3):
+    def __init__(self, toolbox: Toolbox, *, max_pages: int = 2, papers: int = 3, reader: bool = True,
+                 calibrated: bool = True):
+        """``reader=False``: the rule-based reading (ranking by the reranker still applies when the
+        toolbox has one); ``calibrated=False``: the reader ranks and reads, but pages are chosen by
+        the old rule (best plus a runner-up), one paper is read and nobody abstains."""
         self.toolbox = toolbox
         self.max_pages = max_pages
         self.papers = papers
+        self.use_reader = reader
+        self.calibrated = calibrated
 
     def _embedder(self):
         from vectree.retrieval.embed import get_embedder
@@ -82,6 +108,14 @@ class OfflineNavigator:
         return get_embedder()
 
     def answer(self, question: str, *, paper: str | None = None) -> Answer:
+        reader = self.toolbox.reranker() if self.use_reader else None
+        if reader is not None:
+            from .reading import answer_with_reader
+
+            return answer_with_reader(self, reader, question, paper=paper)
+        return self.answer_by_rules(question, paper=paper)
+
+    def answer_by_rules(self, question: str, *, paper: str | None = None) -> Answer:
         started = time.perf_counter()
         tb, trace = self.toolbox, Trace()
         question = question.strip()

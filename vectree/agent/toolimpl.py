@@ -83,10 +83,14 @@ class Toolbox:
     when a trained model and the paper's SproutRAG tree exist, else the paper's passages.
     """
 
-    def __init__(self, store: Store | str | os.PathLike, *, within_paper: str = "auto"):
+    def __init__(self, store: Store | str | os.PathLike, *, within_paper: str = "auto", reranker: Any = "auto"):
         # a reader: every lookup resolves through one published snapshot (the request's pinned one)
         self.store = store.reader() if hasattr(store, "reader") else Store(store).reader()
         self.within_paper = within_paper
+        # "auto": the configured reader (vectree.retrieval.rerank; the shipped model unless
+        # VECTREE_RERANKER says otherwise), "off"/None: hybrid ranking only, or a loaded Reader
+        self._reranker = reranker
+        self.readings: dict[tuple[str, str], dict[int, Any]] = {}
         self._passages = PassageCache(self.store)
         self._cache: dict[tuple, _Cached] = {}
         self._lock = threading.Lock()
@@ -163,20 +167,44 @@ class Toolbox:
                 self._search_index = SearchIndex.open(self.store)
             return self._search_index
 
+    def reranker(self):
+        """The reader that reranks Layer 0 and within-paper results, or None."""
+        if self._reranker in (None, "off"):
+            return None
+        if self._reranker == "auto":
+            from vectree.retrieval.rerank.model import get_reader  # why local: loads torch and the weights
+
+            self._reranker = get_reader() or "off"
+            return self.reranker()
+        return self._reranker
+
     # ---- Layer 0 --------------------------------------------------------------------------
     def search_papers(self, query: str, k: int = 5) -> ToolResult:
         from vectree.retrieval.search import IndexNotBuiltError
 
+        reader = self.reranker()
         try:
-            hits = self.search_index().search(query, k=k)
+            index = self.search_index()
+            if reader is None:
+                hits = index.search(query, k=k)
+            else:  # hybrid candidates, the top of them reordered by the trained reranker
+                from vectree.retrieval.rerank.apply import PAPER_DEPTH, rerank_papers
+
+                hits = rerank_papers(reader, index, query, index.search(query, k=max(k, PAPER_DEPTH)), k)
         except IndexNotBuiltError as exc:
             raise Unavailable(str(exc)) from None
+        reranked = reader is not None
         results = [{
-            "doc_id": h["doc_id"], "title": _words(h["title"], 20), "score": round(h["score"], 4),
+            # reranked: the score is the calibrated relevance (a probability), else the fused score
+            "doc_id": h["doc_id"], "title": _words(h["title"], 20),
+            "score": round(h["relevance"] if reranked and "relevance" in h else h["score"], 4),
             "sections": [{"node_id": s["node_id"], "title": _words(s["title"], 10), "pages": list(s["pages"])}
                          for s in h["matched_sections"]],
         } for h in hits]
-        return ToolResult("search_papers", 0, {"query": query, "results": results})
+        data = {"query": query, "results": results}
+        if reranked:
+            data["score"] = "relevance"
+        return ToolResult("search_papers", 0, data)
 
     # ---- Layer 1 --------------------------------------------------------------------------
     def get_document_tree(self, doc_id: str, max_depth: int = 2) -> ToolResult:
@@ -237,6 +265,18 @@ class Toolbox:
         from vectree.retrieval.embed import get_embedder
 
         passages = self.passages(doc_id)
+        reader = self.reranker()
+        if reader is not None:  # hybrid candidates reordered by the trained reranker
+            from vectree.retrieval.rerank.apply import rerank_passages
+
+            hits = rerank_passages(reader, passages, query, get_embedder().encode_query(query), k)
+            with self._lock:  # the reader heads' output, for the offline navigator (not sent to a model)
+                self.readings[(doc_id, query)] = {h["i"]: h["reading"] for h in hits}
+                while len(self.readings) > 64:
+                    self.readings.pop(next(iter(self.readings)))
+            return [{"page": h["page"], "node_id": h["node_id"], "section": titles.get(h["node_id"]),
+                     "score": h["relevance"], "relevance": h["relevance"], "passage": h["i"],
+                     "snippet": _snippet(h["context"], query)} for h in hits]
         hits = passages.rank(query, get_embedder().encode_query(query), k)
         return [{"page": h.page_no, "node_id": h.node_id, "section": titles.get(h.node_id),
                  "score": h.score, "snippet": _snippet(h.text, query)} for h in hits]

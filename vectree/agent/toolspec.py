@@ -220,6 +220,9 @@ class PaperHit(ToolData):
 class SearchPapersResult(ToolData):
     query: str
     results: list[PaperHit]
+    # "relevance" when the trained reranker scored the results (a calibrated probability, said
+    # once for the list rather than per result: Layer 0 stays about 50 tokens a paper)
+    score: Literal["relevance"] | None = None
 
 
 class TreeEntry(ToolData):
@@ -270,6 +273,8 @@ class WithinHit(ToolData):
     snippet: str
     pages: list[int] | None = None  # SproutRAG nodes span pages
     sprout_node: str | int | None = None
+    relevance: float | None = None  # the trained reranker's calibrated relevance
+    passage: int | None = None  # the passage's index in the paper (the navigator reads it back)
 
 
 class SearchWithinPaperResult(ToolData):

@@ -17,7 +17,21 @@ console = Console()
 def print_answer(answer, *, trace: bool = True) -> None:
     """The answer, its citations (valid or not) and a compact trace of the tool calls."""
     console.print(f"[bold]Q:[/] {answer.question}")
-    console.print(f"[bold green]A:[/] {answer.answer}")
+    if getattr(answer, "abstained", False):
+        # no citation is marked as supporting: the candidates are only where one might look
+        console.print(f"[bold yellow]A:[/] {answer.answer}")
+        for p in answer.possibly_relevant:
+            text = p["text"] if len(p["text"]) <= 200 else p["text"][:197] + "..."
+            where = f" p.{p['page']}" if p.get("page") else ""
+            console.print(f"   [yellow]?[/] possibly relevant: [cyan]{p['doc_id']}[/]{where} "
+                          f"(relevance {p['relevance']:.2f}): “{text}”")
+    else:
+        console.print(f"[bold green]A:[/] {answer.answer}")
+        confidence = getattr(answer, "confidence", None)
+        if confidence is not None:
+            strength = "strong" if confidence >= 0.6 else "moderate" if confidence >= 0.35 else "weak"
+            note = "" if strength != "weak" else " - the evidence is weak: check the cited pages before relying on it"
+            console.print(f"   confidence {confidence:.2f} ({strength}){note}")
     for c in answer.citations:
         mark = "[green]✓[/]" if c.get("valid", True) else f"[red]✗ {c.get('reason', '')}[/]"
         quote = c["quote"] if len(c["quote"]) <= 220 else c["quote"][:217] + "..."
@@ -40,8 +54,9 @@ def ask_service(url: str, question: str, *, paper: str | None, agent: str, timeo
 
     body = {"question": question, "agent": agent, **({"paper": paper} if paper else {})}
     headers = {"Content-Type": "application/json"}
-    if os.environ.get("VECTREE_API_TOKEN"):
-        headers["Authorization"] = f"Bearer {os.environ['VECTREE_API_TOKEN']}"
+    token = cli_settings().token
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url.rstrip("/") + "/ask", data=json.dumps(body).encode(), headers=headers,
                                      method="POST")
     try:

@@ -102,6 +102,13 @@ class Settings(BaseSettings):
         None, description="local cross-encoder for the `reranked-dense-rag` eval baseline")
     sprout_model: Path | None = Field(
         None, description="SproutRAG model folder the eval's sprout systems use; unset: the store's published model")
+    reranker: str = Field(
+        "default", description="the trained reranker + reader: `default` (the shipped model), `off`, or a model folder")
+    rerank_threads: int = Field(1, ge=1, description="torch threads of the reranker at query time")
+    reader_base: Path | None = Field(
+        None, description="folder with the MiniLM base weights the reader's adapters sit on; unset: the packaged model")
+    eval_pubmedqa_split: Literal["all", "train", "dev", "test"] = Field(
+        "test", description="PubMedQA questions `vectree eval` asks: the reader's held-back `test` split by default")
     eval_threads: int = Field(1, ge=1, description="torch threads during `vectree eval` (latency on a shared machine)")
     eval_cache: Path = Field(Path.home() / ".cache" / "vectree-eval",
                              description="embedding cache of `vectree eval` (safe to delete)")
@@ -116,7 +123,7 @@ class Settings(BaseSettings):
         return value
 
     @field_validator("embed_model", "llm_base_url", "llm_api_key", "api_token", "training_data", "cross_encoder",
-                     "sprout_model", mode="before")
+                     "sprout_model", "reader_base", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         # `export OPENAI_BASE_URL=` means "not configured", as it did before the settings object

@@ -9,12 +9,15 @@ name                 what                                                       
 ===================  =============================================================  ===========
 vectree              paper QA: the agent; routing / synthesis: Layer 0 hybrid       qa, r, syn
 vectree-sprout       paper QA: the agent, SproutRAG nodes in search_within_paper    qa
+vectree-no-rerank    ablation: no trained reranker/reader (hybrid + rules)           qa, r, syn
+vectree-no-reader    ablation: reranked passages, rule-based pages and answer        qa
+vectree-no-calibration  ablation: reranker + reader, rule pages, no abstention      qa
 vectree-bm25         Layer 0 search, BM25 alone                                     r, syn
 vectree-dense        Layer 0 search, dense alone                                    r, syn
 bm25                 Tantivy BM25 over fixed 256-token chunks                       all
 dense-rag            MiniLM over fixed 256-token chunks                             all
 fixed-128            MiniLM over fixed 128-token chunks                             all
-reranked-dense-rag   dense top-50 reranked by $VECTREE_CROSS_ENCODER                all
+reranked-dense-rag   dense top-50 reranked by the trained reader ($VECTREE_CROSS_ENCODER: yours)  all
 raptor               RAPTOR, extractive summaries, collapsed tree                   all
 flat                 MiniLM over SproutRAG's 1-2-sentence chunks                    all
 sprout (+ablations)  SproutRAG through retrieval.sprout                             sent, qa
@@ -59,6 +62,14 @@ def _agent(name):
         from .vectree import VectreeAgentSystem
 
         return VectreeAgentSystem(name)
+    return make
+
+
+def _agent_or_layer0_named(name):
+    def make(task):
+        from .vectree import Layer0System, VectreeAgentSystem
+
+        return VectreeAgentSystem(name) if task == "paper_qa" else Layer0System(name)
     return make
 
 
@@ -120,12 +131,18 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
                "the agent (paper QA) / Layer 0 hybrid search (routing, synthesis)"),
     SystemSpec("vectree-sprout", ("paper_qa",), _agent("vectree-sprout"),
                "the agent with SproutRAG nodes in search_within_paper"),
+    SystemSpec("vectree-no-rerank", ("paper_qa", "routing", "synthesis"), _agent_or_layer0_named("vectree-no-rerank"),
+               "ablation: the agent / Layer 0 without the trained reranker and reader"),
+    SystemSpec("vectree-no-reader", ("paper_qa",), _agent("vectree-no-reader"),
+               "ablation: reranked passages, rule-based page choice and answer"),
+    SystemSpec("vectree-no-calibration", ("paper_qa",), _agent("vectree-no-calibration"),
+               "ablation: reranker + reader, pages by rule, no abstention"),
     SystemSpec("vectree-bm25", ("routing", "synthesis"), _layer0("vectree-bm25"), "Layer 0 search, BM25 alone"),
     SystemSpec("vectree-dense", ("routing", "synthesis"), _layer0("vectree-dense"), "Layer 0 search, dense alone"),
     SystemSpec("bm25", ALL, _bm25, "Tantivy BM25 over fixed 256-token chunks"),
     SystemSpec("dense-rag", ALL, _dense, "MiniLM over fixed 256-token chunks, top-k"),
     SystemSpec("fixed-128", ALL, _fixed128, "MiniLM over fixed 128-token chunks, top-k"),
-    SystemSpec("reranked-dense-rag", ALL, _reranked, "dense top-50 reranked by a local cross-encoder"),
+    SystemSpec("reranked-dense-rag", ALL, _reranked, "dense top-50 reranked by the trained reader (or VECTREE_CROSS_ENCODER)"),
     SystemSpec("raptor", ALL, _raptor, "RAPTOR: GMM clusters, extractive summaries, collapsed tree"),
     SystemSpec("flat", ALL, _flat, "MiniLM over SproutRAG's 1-2-sentence chunks (no tree)"),
     SystemSpec("sprout", ("sentences", "paper_qa"), _sprout("sprout"), "SproutRAG"),
@@ -137,11 +154,13 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
 
 # what `vectree eval` runs when no --system is given: the method and its published baselines
 DEFAULT_SYSTEMS = {
-    "paper_qa": ("vectree", "vectree-sprout", "sprout", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
-    "routing": ("vectree", "vectree-bm25", "vectree-dense", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
+    "paper_qa": ("vectree", "vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-sprout",
+                 "sprout", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
+    "routing": ("vectree", "vectree-no-rerank", "vectree-bm25", "vectree-dense", "bm25", "dense-rag",
+                "reranked-dense-rag", "raptor"),
     "sentences": ("sprout", "flat", "bm25", "dense-rag", "fixed-128", "reranked-dense-rag", "raptor",
                   "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-token"),
-    "synthesis": ("vectree", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
+    "synthesis": ("vectree", "vectree-no-rerank", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
 }
 
 

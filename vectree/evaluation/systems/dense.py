@@ -70,7 +70,8 @@ class FlatSystem(DenseSystem):
 
 class RerankedDenseSystem(DenseSystem):
     name = "reranked-dense-rag"
-    description = "dense top-50 (256-token chunks) reranked by a cross-encoder (VECTREE_CROSS_ENCODER)"
+    description = ("dense top-50 (256-token chunks) reranked by the trained reader shipped with vectree "
+                   "(or the cross-encoder at VECTREE_CROSS_ENCODER)")
 
     def __init__(self, model_path: str | None = None):
         super().__init__()
@@ -81,8 +82,18 @@ class RerankedDenseSystem(DenseSystem):
             model_path = str(cross_encoder) if cross_encoder else None
         self.model_path = model_path
         self._model = None
+        self._reader = None
 
     def unavailable(self) -> str | None:
+        if not self.model_path:
+            from vectree.retrieval.rerank.model import RerankerError, get_reader
+
+            try:
+                self._reader = get_reader()
+            except RerankerError as exc:
+                return str(exc)
+            return None if self._reader is not None else \
+                "no trained reader (VECTREE_RERANKER=off) and no VECTREE_CROSS_ENCODER"
         try:
             self._model = load_cross_encoder(self.model_path)
         except NotAvailable as exc:
@@ -90,14 +101,22 @@ class RerankedDenseSystem(DenseSystem):
         return None
 
     def config(self):
-        return {**super().config(), "cross_encoder": self.model_path, "rerank_depth": RERANK_DEPTH}
+        return {**super().config(), "cross_encoder": self.model_path or (
+            f"vectree reader {self._reader.config.model_id}" if self._reader else None), "rerank_depth": RERANK_DEPTH}
 
     def search(self, query: str, k: int, scope: Collection[str] | None = None) -> list[Hit]:
         candidates = super().search(query, max(k, RERANK_DEPTH), scope)
         if not candidates:
             return []
-        scores = np.asarray(self._model.predict([(query, h.text) for h in candidates], show_progress_bar=False),
-                            dtype=np.float64).reshape(-1)
+        if self._reader is not None:
+            # the reader's logit fused with the chunk's cosine, as calibrated on dev (what vectree ranks by)
+            from vectree.retrieval.rerank.calibrate import relevance_prob
+
+            logits = self._reader.score(query, [h.text for h in candidates], max_len=192)
+            scores = relevance_prob(logits, self._reader.config.calibration, [h.score for h in candidates])
+        else:
+            scores = np.asarray(self._model.predict([(query, h.text) for h in candidates], show_progress_bar=False),
+                                dtype=np.float64).reshape(-1)
         order = top_k(scores, k)
         return [Hit(candidates[i].doc_id, candidates[i].spans, candidates[i].text, float(scores[i]),
                     candidates[i].pages, candidates[i].layer, candidates[i].unit_id) for i in order]

@@ -27,7 +27,17 @@ from typing import Any, Sequence
 
 from .base import Doc, NotAvailable, PaperAnswer, Ranking, SynthAnswer, System, count_tokens
 
-MODES = {"vectree": "hybrid", "vectree-bm25": "bm25", "vectree-dense": "dense"}
+MODES = {"vectree": "hybrid", "vectree-bm25": "bm25", "vectree-dense": "dense", "vectree-no-rerank": "hybrid"}
+# ablations of the agent: what each part of the trained reader adds
+AGENT_VARIANTS = {
+    "vectree": {"rerank": True, "reader": True, "calibrated": True},
+    "vectree-sprout": {"rerank": True, "reader": True, "calibrated": True},
+    "vectree-no-rerank": {"rerank": False, "reader": False, "calibrated": False},
+    "vectree-no-reader": {"rerank": True, "reader": False, "calibrated": False},
+    "vectree-no-calibration": {"rerank": True, "reader": True, "calibrated": False},
+}
+# Layer 0 reranking depth in the evaluation's routing and synthesis runs (the tool reranks fewer)
+SYNTH_DEPTH = 20
 
 
 # ---- the agent ------------------------------------------------------------------------------
@@ -43,7 +53,14 @@ class VectreeAgentSystem(System):
     def __init__(self, name: str = "vectree"):
         self.name = name
         self.within_paper = "sprout" if name == "vectree-sprout" else "passages"
+        self.variant = AGENT_VARIANTS.get(name, AGENT_VARIANTS["vectree"])
         self.model_dir: str | None = None
+        if name in ("vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration"):
+            self.description = {
+                "vectree-no-rerank": "ablation: the agent without the trained reranker/reader (hybrid ranking, rule reading)",
+                "vectree-no-reader": "ablation: reranked passages, rule-based pages and answers (no reader heads, no calibration)",
+                "vectree-no-calibration": "ablation: reranker + reader, pages by the old rule (best + runner-up), no abstention",
+            }[name]
         if self.within_paper == "sprout":
             self.description = ("vectree agent with SproutRAG nodes in search_within_paper "
                                 "(the model of VECTREE_SPROUT_MODEL or the store's live one)")
@@ -67,7 +84,11 @@ class VectreeAgentSystem(System):
         from vectree.retrieval.config import load_settings
 
         settings = load_settings()
+        from vectree.retrieval.rerank.model import get_reader
+
+        reader = get_reader() if self.variant["rerank"] else None
         return {"description": self.description, "agent": "llm" if settings.llm_configured else "offline",
+                "reranker": reader.config.model_id if reader else None, **self.variant,
                 "llm_model": settings.llm_model if settings.llm_configured else None,
                 "pipeline": "vectree.pipelines.ingest.ingest_paths (Dagster, in-process)", "within_paper": self.within_paper,
                 "sprout_model_dir": self.model_dir}
@@ -91,7 +112,8 @@ class VectreeAgentSystem(System):
                 except OSError:
                     link.write_bytes(Path(src.pdf).read_bytes())
             wanted[pid] = link
-        store_root = Path(ctx.work_dir) / f"{self.name}-store"
+        # the passage variants (vectree and its ablations) read the same ingested store: one ingest
+        store_root = Path(ctx.work_dir) / ("vectree-sprout-store" if self.name == "vectree-sprout" else "vectree-store")
         if self.model_dir:
             # published before ingest, so the pipeline's sprout_tree asset builds every paper's tree
             from vectree.retrieval.sprout.model import load_model, publish_model
@@ -116,13 +138,21 @@ class VectreeAgentSystem(System):
                 raise NotAvailable(f"the ingested store has no paper for {link}")
             self.doc_ids[pid] = doc_id
         self.store = store
-        self.toolbox = Toolbox(store, within_paper=self.within_paper)
+        self.toolbox = Toolbox(store, within_paper=self.within_paper,
+                               reranker="auto" if self.variant["rerank"] else "off")
 
     def answer_paper(self, question, doc: Doc) -> PaperAnswer:
         from vectree.agent.ask import ask
 
+        from vectree.agent.navigator import OfflineNavigator
+        from vectree.retrieval.config import load_settings
+
         doc_id = self.doc_ids[question.paper_id]
-        res = ask(self.toolbox, question.question, paper=doc_id)
+        if load_settings().llm_configured:
+            res = ask(self.toolbox, question.question, paper=doc_id)
+        else:
+            res = OfflineNavigator(self.toolbox, reader=self.variant["reader"],
+                                   calibrated=self.variant["calibrated"]).answer(question.question, paper=doc_id)
         pages = sorted({int(c["page"]) for c in res.citations
                         if c.get("valid", True) and c.get("doc_id") == doc_id and c.get("page") is not None})
         tokens_by_name = (res.trace or {}).get("tokens") or {}
@@ -130,7 +160,9 @@ class VectreeAgentSystem(System):
         steps = [{"tool": s.get("tool"), "layer": s.get("layer"), "tokens": s.get("tokens"),
                   "ms": round(float(s.get("ms") or 0.0), 1)} for s in (res.trace or {}).get("steps", [])]
         return PaperAnswer(res.answer, tuple(pages), tokens, steps,
-                           extra={"agent": getattr(res, "agent", ""), "citations": len(res.citations)})
+                           extra={"agent": getattr(res, "agent", ""), "citations": len(res.citations),
+                                  "confidence": getattr(res, "confidence", None),
+                                  "abstained": getattr(res, "abstained", False)})
 
 
 def _safe(name: str) -> str:
@@ -146,7 +178,11 @@ class Layer0System(System):
     def __init__(self, name: str = "vectree"):
         self.name = name
         self.mode = MODES[name]
-        self.description = {"hybrid": "Layer 0 hybrid search (Tantivy BM25 + LanceDB dense, fused) over compact entries",
+        self.rerank = name == "vectree"
+        self.reader = None
+        self.description = {"hybrid": "Layer 0 hybrid search (Tantivy BM25 + LanceDB dense, fused) over compact entries"
+                            + (", top candidates reranked by the trained reader; synthesis cites the papers "
+                               "that pass the calibrated paper threshold" if self.rerank else ""),
                             "bm25": "Layer 0 search, BM25 (Tantivy) alone, over compact entries",
                             "dense": "Layer 0 search, dense (LanceDB) alone, over compact entries"}[self.mode]
 
@@ -161,7 +197,8 @@ class Layer0System(System):
         from vectree.retrieval.search.index import default_fusion
 
         fusion, weight = default_fusion()
-        cfg = {"description": self.description, "mode": self.mode}
+        cfg = {"description": self.description, "mode": self.mode,
+               "reranker": self.reader.config.model_id if self.reader is not None else None}
         if self.mode == "hybrid":
             cfg.update(fusion=fusion, dense_weight=weight)
         return cfg
@@ -171,6 +208,10 @@ class Layer0System(System):
 
         self.ctx = ctx
         self.task = benchmark.task
+        if self.rerank:
+            from vectree.retrieval.rerank.model import get_reader
+
+            self.reader = get_reader()
         entries = self._entries(benchmark)
         root = Path(ctx.work_dir) / f"layer0-{benchmark.name}"
         if not (root / "CURRENT").exists():  # the three modes share one index
@@ -207,7 +248,13 @@ class Layer0System(System):
         return entries
 
     def _search(self, question: str, k: int) -> list[dict]:
-        return self.index.search(question, k, mode=self.mode)
+        hits = self.index.search(question, k, mode=self.mode)
+        if self.reader is None:
+            return hits
+        from vectree.retrieval.rerank.apply import PAPER_DEPTH, rerank_papers
+
+        depth = SYNTH_DEPTH if self.task == "synthesis" else PAPER_DEPTH
+        return rerank_papers(self.reader, self.index, question, hits, k, depth=depth)
 
     def rank_documents(self, question) -> Ranking:
         results = self._search(question.question, self.ctx.k_routing)
@@ -215,7 +262,17 @@ class Layer0System(System):
         return Ranking([r["doc_id"] for r in results], {0: tokens})
 
     def synthesize(self, question) -> SynthAnswer:
-        results = self._search(question.question, self.ctx.k_papers)
+        results = self._search(question.question, max(self.ctx.k_papers, SYNTH_DEPTH if self.reader else 0))
+        if self.reader is not None:
+            # how many papers: those passing the calibrated paper threshold and margin (HotpotQA dev)
+            from vectree.retrieval.rerank.calibrate import select
+
+            cal = self.reader.config.calibration or {}
+            sel = cal.get("papers") or cal.get("selection") or {"threshold": 0.5, "margin": 0.3}
+            chosen = select([r["relevance"] for r in results if "relevance" in r], sel["threshold"], sel["margin"])
+            results = [results[i] for i in chosen][:2 * self.ctx.k_papers]
+        else:
+            results = results[:self.ctx.k_papers]
         papers = [r["doc_id"] for r in results]
         units, texts = [], []
         for r in results:

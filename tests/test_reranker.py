@@ -1,0 +1,265 @@
+"""The trained reranker + reader: training on a tiny sample, the shipped model, calibration,
+abstention and the demo answers through the offline navigator."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from vectree.retrieval.rerank.calibrate import ece, select
+from vectree.retrieval.rerank.data import (Example, ReaderData, build_reader_data, eval_article_ids, find_span,
+                                           pubmedqa_split)
+from vectree.retrieval.rerank.model import ADAPTER_FILE, SHIPPED_DIR, Reader, best_span
+
+SHARED = Path(os.environ.get("VECTREE_TRAINING_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
+
+
+def _tiny_data() -> ReaderData:
+    """Two sources' worth of pairs, each question with its evidence and a distractor."""
+    facts = [("Who founded Kalomi?", "Kalomi was founded in 1820 by Renzel Tor.", "Renzel Tor"),
+             ("What colour is the Vuzel emblem?", "The Vuzel emblem is violet and round.", "violet"),
+             ("Where does Marqui lie?", "Marqui lies next to the Solbex river.", "the Solbex river"),
+             ("How many towers has Drisol?", "Drisol has seven towers of stone.", "seven"),
+             ("Who wrote the Panren song?", "The Panren song was written by Lo Mi.", "Lo Mi"),
+             ("When was Norbex built?", "Norbex was built in 1604 near the coast.", "1604")]
+    ex = []
+    for n, (q, text, answer) in enumerate(facts):
+        split = "dev" if n % 3 == 2 else "train"
+        span = find_span(text, answer)
+        ex.append(Example(q, text, 1, 2, span, f"q{n}", "qasper", split))
+        other = facts[(n + 1) % len(facts)][1]
+        ex.append(Example(q, other, 0, 3, None, f"q{n}", "qasper", split))
+    return ReaderData(ex)
+
+
+def test_tiny_training_saves_a_small_model_that_loads_back(tmp_path):
+    from vectree.retrieval.rerank.train import TrainSettings, fit_and_save
+
+    events = []
+    out = fit_and_save(_tiny_data(), tmp_path / "m", TrainSettings(max_steps=3, batch_size=4, eval_every=2,
+                                                                   max_len=32, dev_sample=4), progress=events.append)
+    folder = tmp_path / "m"
+    assert (folder / ADAPTER_FILE).stat().st_size < 10 * 1024 * 1024
+    assert {"relevance", "selection", "papers", "evidence", "answer"} <= set(out["calibration"])
+    assert [e["step"] for e in events if e["event"] == "step"] == [1, 2, 3]
+    assert any(e["event"] == "eval" for e in events)
+    card = (folder / "MODEL_CARD.md").read_text()
+    assert "vectree reranker train" in card and "Seed 13" in card
+    # the saved adapters reproduce the trained model's scores (fp16 storage: close, not equal)
+    trained = Reader.load(folder)
+    again = Reader.load(folder)
+    texts = ["Kalomi was founded in 1820 by Renzel Tor.", "Drisol has seven towers of stone."]
+    a = trained.score("Who founded Kalomi?", texts)
+    b = again.score("Who founded Kalomi?", texts)
+    assert np.allclose(a, b)
+    # adapters moved away from zero: the model is not the base one
+    lora_b = [v for k, v in trained.net.trainable_state().items() if k.endswith("lora_b")]
+    assert lora_b and max(float(v.abs().max()) for v in lora_b) > 0
+
+
+def test_load_refuses_a_folder_without_a_model(tmp_path):
+    from vectree.retrieval.rerank.model import RerankerError
+
+    with pytest.raises(RerankerError, match="no reader model"):
+        Reader.load(tmp_path)
+
+
+def test_best_span_respects_order_and_length():
+    neg = np.finfo(np.float32).min / 2
+    start = np.array([neg, 0.0, 5.0, 0.0, 0.0], np.float32)
+    end = np.array([neg, 0.0, 0.0, 1.0, 3.0], np.float32)
+    s, e, _ = best_span(start, end)
+    assert (s, e) == (2, 4)
+    s, e, _ = best_span(start, end, max_tokens=2)
+    assert (s, e) == (2, 3)
+
+
+def test_selection_and_ece():
+    assert select([0.9, 0.85, 0.2, 0.65], 0.5, 0.3) == [0, 1, 3]
+    assert select([0.9, 0.85, 0.2, 0.65], 0.5, 0.1) == [0, 1]
+    assert select([0.1, 0.05], 0.5, 0.3) == [0]  # the best is always first
+    value, bins = ece(np.array([0.9, 0.9, 0.1, 0.1]), np.array([1, 1, 0, 0]))
+    assert value == pytest.approx(0.1) and sum(b["n"] for b in bins) == 4
+
+
+# ---- the shipped model ---------------------------------------------------------------------
+needs_shipped = pytest.mark.skipif(not (SHIPPED_DIR / ADAPTER_FILE).exists(), reason="no shipped reader model")
+
+
+@needs_shipped
+def test_shipped_model_is_small_documented_and_ranks_evidence_first():
+    size = sum(p.stat().st_size for p in SHIPPED_DIR.iterdir() if p.is_file())
+    assert size <= 10 * 1024 * 1024
+    card = (SHIPPED_DIR / "MODEL_CARD.md").read_text()
+    for needed in ("Reproduce", "vectree reranker train", "Splits", "pubmedqa", "Dev figures", "Never used"):
+        assert needed in card
+    reader = Reader.load()
+    cal = reader.config.calibration
+    assert 0 < cal["selection"]["threshold"] < 1 and 0 < cal["evidence"]["abstain_below"] < 1
+    q = "What capacity retention did the cells show after 500 cycles?"
+    texts = ["After 500 cycles the cells retained 91% of their initial capacity.",
+             "The authors thank the funding agency for its support.",
+             "Figure 3. Photograph of the test bench."]
+    scores = reader.score(q, texts)
+    assert scores[0] == scores.max()
+    r = reader.read(q, texts[:1])[0]
+    # the span head is weak (dev span F1 about .34): check the span's form, not its content
+    assert r.span and r.span in texts[0] and len(r.span.split()) <= 24
+    assert abs(sum(r.type_probs.values()) - 1) < 1e-4
+
+
+@needs_shipped
+def test_toolbox_search_within_paper_is_reranked(demo_store):
+    from vectree.agent.tools import Toolbox
+
+    on, off = Toolbox(demo_store), Toolbox(demo_store, reranker="off")
+    doc = demo_store.read_catalog()[0]["doc_id"]
+    a = on.call("search_within_paper", {"doc_id": doc, "query": "capacity fade", "k": 3}).data["results"]
+    b = off.call("search_within_paper", {"doc_id": doc, "query": "capacity fade", "k": 3}).data["results"]
+    assert all(0.0 <= h["relevance"] <= 1.0 for h in a) and not any("relevance" in h for h in b)
+    # the order is the rank fusion of the hybrid order and the calibrated relevance
+    from vectree.retrieval.embed import get_embedder
+    from vectree.retrieval.rerank.apply import PASSAGE_DEPTH, RRF_K, rerank_passages
+
+    passages = on.passages(doc)
+    every = rerank_passages(on.reranker(), passages, "capacity fade", get_embedder().encode_query("capacity fade"),
+                            PASSAGE_DEPTH)
+    hybrid = [h.passage_id for h in passages.rank("capacity fade", get_embedder().encode_query("capacity fade"),
+                                                  PASSAGE_DEPTH)]
+    by_prob = [h["i"] for h in sorted(every, key=lambda h: -h["relevance"])]
+    fused = {i: 1 / (RRF_K + hybrid.index(i) + 1) + 1 / (RRF_K + by_prob.index(i) + 1) for i in hybrid}
+    assert [h["passage"] for h in a] == sorted(fused, key=lambda i: -fused[i])[:3]
+    papers = on.call("search_papers", {"query": "lithium plating at low temperature", "k": 3}).data
+    assert papers["score"] == "relevance" and all(0.0 <= p["score"] <= 1.0 for p in papers["results"])
+
+
+@needs_shipped
+@pytest.mark.parametrize("question, candidates", [("x", False), ("Who won the football world cup in 2018?", True),
+                                                  ("What is the best recipe for sourdough bread?", True)])
+def test_nonsense_and_off_corpus_questions_abstain(demo_store, question, candidates):
+    from vectree.agent.navigator import OfflineNavigator
+    from vectree.agent.tools import Toolbox
+
+    answer = OfflineNavigator(Toolbox(demo_store)).answer(question)
+    assert answer.abstained, (answer.answer, answer.confidence)
+    assert answer.citations == [] and not answer.pages
+    assert "no good evidence" in answer.answer
+    # an off-corpus question still shows where one might look; "x" has nothing to look for
+    assert bool(answer.possibly_relevant) == candidates
+
+
+@needs_shipped
+def test_demo_questions_are_answered_right_with_their_pages(demo_store):
+    """The questions `vectree demo` prints: right answer, right paper and page, a confidence."""
+    from vectree.agent.navigator import OfflineNavigator
+    from vectree.agent.tools import Toolbox
+    from vectree.cli import DEMO_ASKS
+    from vectree.retrieval.demo import DEMO_QUESTIONS, expected_pages
+
+    def words(text):
+        return set(text.lower().replace("?", " ").split())
+
+    # each printed question is a demo question (worded a little differently in the CLI)
+    def demo_question(text):
+        return max(DEMO_QUESTIONS, key=lambda q: len(words(q["question"]) & words(text)) / len(words(q["question"]) | words(text)))
+    slugs = {r["doc_id"]: r["slug"] for r in demo_store.read_catalog()}
+    nav = OfflineNavigator(Toolbox(demo_store))
+    for text in DEMO_ASKS:
+        q = demo_question(text)
+        answer = nav.answer(text)
+        assert not answer.abstained, answer.answer
+        assert q["answer"].lower() in answer.answer.lower(), (answer.answer, q["answer"])
+        first = answer.citations[0]
+        assert first["valid"] and q["answer"].lower() in first["quote"].lower()
+        assert slugs[first["doc_id"]].startswith(q["slug"]) and first["page"] in expected_pages(q)
+        assert answer.confidence is not None and 0.0 <= answer.confidence <= 1.0
+
+
+# ---- data ----------------------------------------------------------------------------------
+needs_shared = pytest.mark.skipif(not (SHARED / "qasper" / "dev-questions").exists() and os.environ.get("CI") != "true",
+                                  reason=f"workplace training data not at {SHARED}")
+
+
+@needs_shared
+def test_training_set_never_holds_evaluation_papers_or_held_back_questions():
+    data = build_reader_data(SHARED, quick=True)
+    eval_ids = eval_article_ids(SHARED)
+    assert "1909.00694" in eval_ids  # the QASPER evaluation papers are known to the builder
+    qasper_dev = json.loads((SHARED / "qasper/dev-questions/dev_question_dict.json").read_text())
+    for e in data.examples:
+        if e.source == "qasper":
+            assert str(qasper_dev[e.group]["article_id"]) not in eval_ids
+        if e.source == "pubmedqa":
+            assert pubmedqa_split(e.group[3:]) == e.split and e.split in ("train", "dev")
+    assert {e.source for e in data.examples} >= {"qasper", "hotpotqa", "pubmedqa", "ict"}
+
+
+def test_pubmedqa_evaluation_asks_only_the_held_back_split(tmp_path, monkeypatch):
+    from tests.eval_folders import write_pubmedqa
+    from vectree.evaluation.loaders import load_benchmark
+
+    folder = write_pubmedqa(tmp_path)
+    monkeypatch.delenv("VECTREE_EVAL_PUBMEDQA_SPLIT", raising=False)
+    every = [json.loads(x)["pmid"] for x in (folder / "questions.jsonl").read_text().split("\n") if x.strip()]
+    held = load_benchmark("pubmedqa", folder)
+    assert [q.gold_doc_id for q in held.questions] == [p for p in every if pubmedqa_split(p) == "test"]
+    monkeypatch.setenv("VECTREE_EVAL_PUBMEDQA_SPLIT", "everything")
+    with pytest.raises(ValueError, match="VECTREE_EVAL_PUBMEDQA_SPLIT"):
+        load_benchmark("pubmedqa", folder)
+
+
+def _write_tiny_shared_layout(root: Path) -> Path:
+    """HotpotQA + QASPER (SproutRAG's synthetic writer) and a small PubMedQA in the shared layout."""
+    from vectree.retrieval.sprout.data import write_synthetic_training_data
+
+    write_synthetic_training_data(root, n_questions=12, n_articles=6)
+    (root / "pubmedqa").mkdir(parents=True, exist_ok=True)
+    corpus, questions = [], []
+    for i in range(40):
+        pmid = str(5000 + i)
+        corpus.append({"pmid": pmid, "contexts": [f"Trial {i} tested drug D{i} in {10 + i} patients.",
+                                                  f"Drug D{i} lowered pressure in most of them."],
+                       "labels": ["METHODS", "RESULTS"], "meshes": []})
+        questions.append({"pmid": pmid, "question": f"Does drug D{i} lower pressure?", "long_answer": "",
+                          "final_decision": "yes" if i % 2 else "no"})
+    (root / "pubmedqa" / "corpus.jsonl").write_text("\n".join(json.dumps(c) for c in corpus))
+    (root / "pubmedqa" / "questions.jsonl").write_text("\n".join(json.dumps(q) for q in questions))
+    return root
+
+
+def test_cli_trains_through_dagster_and_says_how_to_make_it_live(tmp_path):
+    from click.testing import CliRunner
+
+    from vectree.cli import main
+
+    data = _write_tiny_shared_layout(tmp_path / "data")
+    out = tmp_path / "model"
+    res = CliRunner().invoke(main, ["reranker", "train", "--quick", "--max-steps", "2", "--data", str(data),
+                                    "--out", str(out), "--store", str(tmp_path / "store")])
+    assert res.exit_code == 0, res.output
+    assert "training data" in res.output and "qasper" in res.output and "pubmedqa" in res.output
+    assert f"VECTREE_RERANKER={out}" in res.output and "dev figures" in res.output
+    reader = Reader.load(out)
+    assert reader.config.training["steps"] == 2 and reader.config.training["quick"]
+    # the Dagster asset recorded the dev figures as metadata
+    from vectree.pipelines.refresh import instance_for
+    from vectree.retrieval.store import Store
+    import dagster as dg
+
+    event = instance_for(Store(tmp_path / "store")).get_latest_materialization_event(dg.AssetKey("reranker_model"))
+    meta = event.asset_materialization.metadata
+    assert meta["status"].value == "trained" and "dev_mrr" in meta and "make_live" in meta
+
+
+def test_cli_names_missing_training_data(tmp_path):
+    from click.testing import CliRunner
+
+    from vectree.cli import main
+
+    res = CliRunner().invoke(main, ["reranker", "train", "--data", str(tmp_path / "nowhere"), "--store",
+                                    str(tmp_path / "store")])
+    assert res.exit_code != 0 and "dev_question_dict.json" in res.output

@@ -1,0 +1,134 @@
+"""``vectree reranker``: train the reranker + reader (through Dagster) and show the live one."""
+
+from __future__ import annotations
+
+import click
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+from rich.table import Table
+
+console = Console()
+err = Console(stderr=True)
+
+
+def _figures_table(training: dict) -> Table:
+    before, after, f = training.get("before", {}), training.get("after", {}), training.get("dev_figures", {})
+    table = Table(title="dev figures (dev split only)")
+    for col in ("metric", "before: MiniLM cosine", "after: trained reader"):
+        table.add_column(col, justify="right" if col != "metric" else "left")
+    table.add_row("evidence MRR", str(before.get("cosine_mrr", "–")), str(after.get("mrr", "–")))
+    table.add_row("evidence P@1", str(before.get("cosine_p_at_1", "–")), str(after.get("p_at_1", "–")))
+    table.add_row("answer-type accuracy", "–", str(after.get("type_accuracy", "–")))
+    table.add_row("answer span F1", "–", str(after.get("span_f1", "–")))
+    table.add_row("answer confidence ECE", "–", str(f.get("answer_ece", "–")))
+    table.add_row("evidence selection P / R", "–", f"{f.get('selection_precision')} / {f.get('selection_recall')}")
+    return table
+
+
+def register(group: click.Group) -> None:
+    @group.group()
+    def reranker() -> None:
+        """The trained cross-encoder that reranks evidence and reads answers (shipped; retrainable)."""
+
+    @reranker.command("train")
+    @click.option("--quick", is_flag=True, help="A small sample and 40 steps (under 3 minutes on 2 cores).")
+    @click.option("--out", "out_dir", type=click.Path(file_okay=False), default=None,
+                  help="Where to write the model (default: <store>/reranker/models/<id>).")
+    @click.option("--data", "data_dir", default="", help="Training data folder laid out like ../shared/data "
+                  "(default: $VECTREE_TRAINING_DATA, else ../shared/data next to the repository).")
+    @click.option("--seed", type=int, default=13, show_default=True)
+    @click.option("--threads", type=int, default=2, show_default=True, help="torch threads for training.")
+    @click.option("--max-steps", type=int, default=0, help="Stop after this many steps (default: the recipe's).")
+    @click.option("--store", "store_root", type=click.Path(file_okay=False), default=None,
+                  help="Artefact store root (default: $VECTREE_STORE or ./.vectree).")
+    def train_cmd(quick, out_dir, data_dir, seed, threads, max_steps, store_root) -> None:
+        """Build the training set, train (through the Dagster asset reranker_model), calibrate on dev."""
+        import dagster as dg
+
+        from vectree.commands.sprout import _failure_message, _resource
+        from vectree.pipelines.definitions import defs
+        from vectree.pipelines.refresh import QUIET_RUN_CONFIG, instance_for
+        from vectree.retrieval.rerank.model import SHIPPED_DIR, Reader
+        from vectree.retrieval.rerank.train import resolve_data_dir
+        from vectree.retrieval.sprout.data import TrainingDataError
+
+        try:
+            path = resolve_data_dir(data_dir or None)
+        except TrainingDataError as exc:
+            raise click.ClickException(str(exc)) from None
+        resource = _resource(store_root)
+        import time
+        from pathlib import Path
+
+        out = Path(out_dir).resolve() if out_dir else \
+            resource.store.root / "reranker" / "models" / time.strftime("reader-%Y%m%d-%H%M%S")
+        click.echo(f"training data: {path}\nmodel folder:  {out}")  # paths unwrapped: they get copied
+        import logging
+
+        from vectree.assets.reranker import PROGRESS_LOGGER
+
+        bar = Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/{task.total}"),
+                       TextColumn("{task.fields[dev]}"), TimeElapsedColumn(), TimeRemainingColumn(), console=err)
+        state = {"task": None}
+
+        class Show(logging.Handler):
+            def emit(self, record):
+                event = getattr(record, "event", None) or {}
+                kind = event.get("event")
+                if kind == "counts":
+                    table = Table(title="training data (pairs; positives)")
+                    for col in ("source", "train", "dev"):
+                        table.add_column(col, justify="right" if col != "source" else "left")
+                    for source, c in sorted(event["counts"].items()):
+                        table.add_row(source, f"{c['train']} ({c['train_pos']})", f"{c['dev']} ({c['dev_pos']})")
+                    bar.console.print(table)
+                elif kind == "step":
+                    if state["task"] is None:
+                        state["task"] = bar.add_task("training", total=event["total_steps"], dev="dev MRR -")
+                    bar.update(state["task"], completed=event["step"])
+                elif kind == "eval" and state["task"] is not None:
+                    bar.update(state["task"], dev=f"dev MRR {event['dev_mrr']:.3f}")
+                elif kind == "calibrate":
+                    bar.console.print(f"calibrating on {event['n']} dev pairs ...")
+                elif kind == "data":
+                    bar.console.print(f"building the training set from {event['data_dir']} ...")
+
+        handler = Show(level=logging.INFO)
+        logger = logging.getLogger(PROGRESS_LOGGER)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        instance = instance_for(resource.store)
+        run_config = {**QUIET_RUN_CONFIG, "ops": {"reranker_model": {"config": {
+            "train": True, "quick": quick, "data_dir": str(path), "out_dir": str(out), "seed": seed,
+            "threads": threads, "max_steps": max_steps}}}}
+        try:
+            with bar:
+                result = dg.materialize(list(defs.assets or []), selection=[dg.AssetKey("reranker_model")],
+                                        instance=instance, resources={"vectree": resource}, run_config=run_config,
+                                        raise_on_error=False)
+        finally:
+            logger.removeHandler(handler)
+        if not result.success:
+            raise click.ClickException(_failure_message(result) or "training run failed")
+        reader = Reader.load(out)
+        console.print(_figures_table(reader.config.training))
+        t = reader.config.training
+        click.echo(f"model {reader.config.model_id}: {t.get('steps')} steps in {t.get('seconds')} s -> {out}")
+        click.echo(f"make it live:  export VECTREE_RERANKER={out}")
+        click.echo(f"ship it:       cp {out}/adapter.safetensors {out}/config.json {out}/MODEL_CARD.md "
+                   f"{out}/dev_curves.json {SHIPPED_DIR}/")
+
+    @reranker.command("info")
+    def info_cmd() -> None:
+        """Which reranker is live and its dev figures."""
+        from vectree.retrieval.rerank.model import RerankerError, get_reader, reranker_setting
+
+        try:
+            reader = get_reader()
+        except RerankerError as exc:
+            raise click.ClickException(str(exc)) from None
+        if reader is None:
+            console.print(f"no reranker live (VECTREE_RERANKER={reranker_setting()})")
+            return
+        console.print(f"live reranker {reader.config.model_id} from {reader.folder}")
+        console.print(_figures_table(reader.config.training))

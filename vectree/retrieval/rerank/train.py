@@ -1,0 +1,346 @@
+"""Training the reader (:mod:`.model`) on :mod:`.data`, selecting on dev, calibrating on dev.
+
+Loss per pair: binary cross-entropy on relevance + cross-entropy on the answer type (pairs with a
+type target) + start/end cross-entropy on the answer span (pairs whose span survives truncation).
+Only the LoRA adapters and the heads train; the base stays frozen.  Batches are built from
+length-sorted pools (little padding), torch runs on ``threads`` threads (2 by default), and
+training stops at ``max_epochs`` or when the ``time_budget_s`` is spent, whichever comes first; the
+checkpoint with the best dev MRR (evaluated every ``eval_every`` steps on a fixed dev sample) is
+kept.  Then the whole dev split calibrates the scores (:mod:`.calibrate`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from .data import Example, ReaderData
+from .model import TYPES, Reader, ReaderConfig
+
+
+@dataclass
+class TrainSettings:
+    seed: int = 13
+    batch_size: int = 16
+    lr: float = 6e-4
+    head_lr: float = 2e-3
+    max_epochs: int = 2
+    max_steps: int = 640  # a fixed count (about two epochs), so a run is the same on any machine
+    time_budget_s: float = 28 * 60  # a safety stop; a run that hits it says so in its card
+    eval_every: int = 160
+    dev_sample: int = 160
+    threads: int = 2
+    max_len: int = 96
+    lora_layers: int = 2
+    quick: bool = False
+    device: str = "cpu"
+
+
+@dataclass
+class TrainResult:
+    reader: Reader
+    log: list[dict[str, Any]] = field(default_factory=list)
+    before: dict[str, float] = field(default_factory=dict)
+    after: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    steps: int = 0
+
+
+def _token_targets(enc, i: int, span: tuple[int, int] | None) -> tuple[int, int]:
+    """Token start/end of a character span in the second segment of row ``i`` (-100 when lost)."""
+    if span is None:
+        return -100, -100
+    a, b = span
+    seq = enc.sequence_ids(i)
+    offsets = enc["offset_mapping"][i].tolist()
+    start = end = None
+    for t, (sid, (x, y)) in enumerate(zip(seq, offsets)):
+        if sid != 1 or y <= x:
+            continue
+        if start is None and x <= a < y or (start is None and x >= a):
+            start = t
+        if x < b:
+            end = t
+    if start is None or end is None or end < start:
+        return -100, -100
+    return start, end
+
+
+def _batches(examples: Sequence[Example], size: int, rng: random.Random) -> list[list[Example]]:
+    order = list(examples)
+    rng.shuffle(order)
+    out = []
+    pool = size * 16
+    for lo in range(0, len(order), pool):
+        chunk = sorted(order[lo:lo + pool], key=lambda e: len(e.text) + len(e.question))
+        out.extend(chunk[i:i + size] for i in range(0, len(chunk), size))
+    rng.shuffle(out)
+    return out
+
+
+def group_metrics(examples: Sequence[Example], scores: np.ndarray) -> dict[str, float]:
+    """MRR and P@1 of the first positive within each group (groups with a positive and a negative)."""
+    groups: dict[str, list[tuple[float, int]]] = {}
+    for e, s in zip(examples, scores):
+        groups.setdefault(e.group, []).append((float(s), e.rel))
+    rr, p1 = [], []
+    for items in groups.values():
+        if not any(r for _, r in items) or all(r for _, r in items):
+            continue
+        ranked = sorted(items, key=lambda t: -t[0])
+        first = next(i for i, (_, r) in enumerate(ranked) if r)
+        rr.append(1.0 / (first + 1))
+        p1.append(1.0 if first == 0 else 0.0)
+    return {"mrr": float(np.mean(rr)) if rr else 0.0, "p_at_1": float(np.mean(p1)) if p1 else 0.0,
+            "groups": len(rr)}
+
+
+def cosine_scores(examples: Sequence[Example], embedder) -> np.ndarray:
+    """The bi-encoder baseline (MiniLM cosine), the "before" of the reranker."""
+    qs = sorted({e.question for e in examples})
+    ts = sorted({e.text for e in examples})
+    qv = dict(zip(qs, embedder.encode_queries(qs) if hasattr(embedder, "encode_queries")
+                  else [embedder.encode_query(q) for q in qs]))
+    tv = dict(zip(ts, embedder.encode_documents(ts)))
+    return np.asarray([float(qv[e.question] @ tv[e.text]) for e in examples], np.float32)
+
+
+def evaluate(reader: Reader, examples: Sequence[Example], *, batch: int = 32) -> dict[str, Any]:
+    """Dev figures: ranking (MRR, P@1), answer-type accuracy, span token F1; with the raw readings."""
+    from .calibrate import token_f1
+
+    readings = reader.read([e.question for e in examples], [e.text for e in examples], batch=batch)
+    scores = np.asarray([r.relevance for r in readings], np.float32)
+    out: dict[str, Any] = group_metrics(examples, scores)
+    typed = [(e, r) for e, r in zip(examples, readings) if e.type >= 0]
+    if typed:
+        out["type_accuracy"] = float(np.mean([max(r.type_probs, key=r.type_probs.get) == TYPES[e.type]
+                                              for e, r in typed]))
+    spans = [(e, r) for e, r in zip(examples, readings) if e.span is not None]
+    if spans:
+        out["span_f1"] = float(np.mean([token_f1(r.span, e.text[e.span[0]:e.span[1]]) for e, r in spans]))
+    out["readings"] = readings
+    return out
+
+
+def train_reader(data: ReaderData, settings: TrainSettings | None = None, *,
+                 progress: Callable[[dict[str, Any]], None] | None = None, embedder=None) -> TrainResult:
+    import torch
+
+    settings = settings or TrainSettings()
+    rng = random.Random(settings.seed)
+    torch.manual_seed(settings.seed)
+    previous_threads = torch.get_num_threads()
+    torch.set_num_threads(settings.threads)
+    started = time.perf_counter()
+    try:
+        reader = Reader.fresh(ReaderConfig(max_len=settings.max_len, lora_layers=settings.lora_layers), seed=settings.seed)
+        train = data.split("train")
+        dev = data.split("dev")
+        if not train or not dev:
+            raise ValueError(f"the training data has {len(train)} train and {len(dev)} dev pairs; both are needed")
+        dev_groups = sorted({e.group for e in dev})
+        rng_dev = random.Random(settings.seed + 1)
+        rng_dev.shuffle(dev_groups)
+        sample_groups: set[str] = set()
+        for g in dev_groups:
+            if sum(1 for e in dev if e.group in sample_groups) >= settings.dev_sample:
+                break
+            sample_groups.add(g)
+        dev_sample = [e for e in dev if e.group in sample_groups]
+        result = TrainResult(reader)
+        if embedder is not None:
+            result.before = {f"cosine_{k}": v for k, v in group_metrics(dev, cosine_scores(dev, embedder)).items()}
+        net = reader.net
+        reader.threads = settings.threads
+        device = torch.device(settings.device)
+        net.to(device)
+        lora = [p for n, p in net.named_parameters() if p.requires_grad and "lora_" in n]
+        heads = [p for n, p in net.named_parameters() if p.requires_grad and "lora_" not in n]
+        opt = torch.optim.AdamW([{"params": lora, "lr": settings.lr}, {"params": heads, "lr": settings.head_lr}],
+                                weight_decay=0.01)
+        steps_per_epoch = math.ceil(len(train) / settings.batch_size)
+        total = min(steps_per_epoch * settings.max_epochs, settings.max_steps)
+        sched = torch.optim.lr_scheduler.LambdaLR(
+            opt, lambda s: min(1.0, (s + 1) / 20) * max(0.05, 1 - s / max(1, total)))
+        bce = torch.nn.BCEWithLogitsLoss()
+        ce = torch.nn.CrossEntropyLoss(ignore_index=-100)
+        best = (-1.0, None)
+        step = 0
+        stop = False
+
+        def dev_check() -> float:
+            net.eval()
+            m = evaluate(reader, dev_sample)
+            net.train()
+            entry = {"step": step, "epoch": round(step / steps_per_epoch, 2), "dev_mrr": round(m["mrr"], 4),
+                     "dev_type_acc": round(m.get("type_accuracy", 0.0), 4), "dev_span_f1": round(m.get("span_f1", 0.0), 4),
+                     "seconds": round(time.perf_counter() - started, 1)}
+            result.log.append(entry)
+            if progress:
+                progress({"event": "eval", **entry, "total_steps": total})
+            return m["mrr"]
+
+        net.train()
+        for epoch in range(settings.max_epochs):
+            for batch in _batches(train, settings.batch_size, rng):
+                enc = reader.tokenizer([e.question for e in batch], [e.text for e in batch], truncation="longest_first",
+                                       max_length=settings.max_len, padding=True, return_tensors="pt",
+                                       return_offsets_mapping=True)
+                targets = [_token_targets(enc, i, e.span) for i, e in enumerate(batch)]
+                enc.pop("offset_mapping")
+                enc = {k: v.to(device) for k, v in enc.items()}
+                rel, typ, start, end = net(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
+                loss = bce(rel, torch.tensor([float(e.rel) for e in batch], device=device))
+                types = torch.tensor([e.type for e in batch], device=device)
+                if (types >= 0).any():
+                    loss = loss + 0.5 * ce(typ, types.masked_fill(types < 0, -100))
+                st = torch.tensor([t[0] for t in targets], device=device)
+                en = torch.tensor([t[1] for t in targets], device=device)
+                if (st >= 0).any():
+                    loss = loss + 0.5 * (ce(start, st) + ce(end, en)) / 2
+                opt.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(lora + heads, 1.0)
+                opt.step()
+                sched.step()
+                step += 1
+                if progress:
+                    progress({"event": "step", "step": step, "total_steps": total, "loss": loss.item(),
+                              "seconds": time.perf_counter() - started})
+                if step % settings.eval_every == 0:
+                    mrr = dev_check()
+                    if mrr > best[0]:
+                        best = (mrr, {k: v.detach().clone() for k, v in net.trainable_state().items()})
+                if step >= total:
+                    stop = True
+                    break
+                if time.perf_counter() - started > settings.time_budget_s:
+                    result.log.append({"event": "time budget reached", "step": step})
+                    stop = True
+                    break
+            if stop:
+                break
+        if not result.log or result.log[-1].get("step") != step or "dev_mrr" not in result.log[-1]:
+            mrr = dev_check()
+            if mrr > best[0]:
+                best = (mrr, {k: v.detach().clone() for k, v in net.trainable_state().items()})
+        if best[1] is not None:
+            net.load_state_dict(best[1], strict=False)
+        net.eval()
+        result.steps = step
+        result.seconds = time.perf_counter() - started
+        return result
+    finally:
+        torch.set_num_threads(previous_threads)
+
+
+def fit_and_save(data: ReaderData, out_dir: Path, settings: TrainSettings | None = None, *,
+                 progress: Callable[[dict[str, Any]], None] | None = None, embedder=None,
+                 data_dir: str = "") -> dict[str, Any]:
+    """Train, calibrate on the full dev split, save model + card into ``out_dir``; the summary."""
+    settings = settings or TrainSettings()
+    res = train_reader(data, settings, progress=progress, embedder=embedder)
+    res.reader.config.model_id = time.strftime("reader-%Y%m%d-%H%M%S")
+    res.reader.config.training = {
+        "seed": settings.seed, "quick": settings.quick, "steps": res.steps, "seconds": round(res.seconds, 1),
+        "batch_size": settings.batch_size, "lr": settings.lr, "head_lr": settings.head_lr, "threads": settings.threads,
+        "device": settings.device, "max_epochs": settings.max_epochs, "max_steps": settings.max_steps,
+        "time_budget_s": settings.time_budget_s, "max_len": settings.max_len, "lora_layers": settings.lora_layers,
+        "counts": data.counts(), "before": res.before, "log": res.log, "data_dir": data_dir,
+    }
+    summary = calibrate_and_save(res.reader, data, Path(out_dir), embedder=embedder, progress=progress)
+    return {"out": str(out_dir), "before": res.before, "after": res.reader.config.training["after"],
+            "steps": res.steps, "seconds": res.seconds, "calibration": res.reader.config.calibration,
+            "figures": summary}
+
+
+def calibrate_and_save(reader: Reader, data: ReaderData, out_dir: Path, *, embedder=None,
+                       progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Read the whole dev split, calibrate (fusing the bi-encoder cosine when an embedder is
+    given), write weights, ``config.json``, ``dev_curves.json`` and the model card."""
+    from .calibrate import calibrate
+    from .card import write_model_card
+
+    dev = data.split("dev")
+    if progress:
+        progress({"event": "calibrate", "n": len(dev)})
+    ev = evaluate(reader, dev)
+    readings = ev.pop("readings")
+    cosines = cosine_scores(dev, embedder) if embedder is not None else None
+    if cosines is not None and not reader.config.training.get("before"):
+        reader.config.training["before"] = {f"cosine_{k}": v for k, v in group_metrics(dev, cosines).items()}
+    calibration, figures = calibrate(dev, readings, cosines)
+    reader.config.calibration = calibration
+    reader.config.training["after"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in ev.items()}
+    reader.config.training["dev_figures"] = figures["summary"]
+    reader.save(out_dir)
+    (Path(out_dir) / "dev_curves.json").write_text(json.dumps(figures, indent=1))
+    write_model_card(Path(out_dir), reader.config)
+    return figures["summary"]
+
+
+QUICK = dict(max_steps=40, eval_every=20, dev_sample=60, time_budget_s=150.0)
+NEEDED_FILES = ("qasper/dev-questions/dev_question_dict.json", "hotpotqa/ircot_format_dev_subsampled.jsonl",
+                "pubmedqa/corpus.jsonl", "pubmedqa/questions.jsonl")
+
+
+def resolve_data_dir(data_dir: str | None = None) -> Path:
+    """``data_dir``, else ``$VECTREE_TRAINING_DATA``, else ``../shared/data`` next to the repository;
+    a clear error naming the missing files."""
+    import os
+
+    from vectree.retrieval.sprout.data import TrainingDataError
+
+    if not data_dir:
+        from vectree.retrieval.config import load_settings
+
+        settings = load_settings()
+        data_dir = str(settings.training_data or settings.shared_data)
+    path = Path(data_dir)
+    missing = [str(path / f) for f in NEEDED_FILES if not (path / f).exists()]
+    if missing:
+        raise TrainingDataError("reranker training data not found: missing " + ", ".join(missing)
+                                + ". Point VECTREE_TRAINING_DATA (or --data) at a folder laid out like ../shared/data.")
+    return path
+
+
+def train_from_data_dir(data_dir: str | None, out_dir: Path, *, quick: bool = False, seed: int = 13,
+                        threads: int = 2, progress: Callable[[dict[str, Any]], None] | None = None,
+                        data: ReaderData | None = None, max_steps: int = 0) -> dict[str, Any]:
+    """The whole recipe behind ``vectree reranker train`` and the ``reranker_model`` asset."""
+    from vectree.retrieval.embed import get_embedder
+
+    from .data import build_reader_data
+
+    path = resolve_data_dir(data_dir) if data is None else Path(data_dir or ".")
+    if data is None:
+        if progress:
+            progress({"event": "data", "data_dir": str(path)})
+        data = build_reader_data(path, seed=seed, quick=quick)
+    if progress:
+        progress({"event": "counts", "counts": data.counts()})
+    settings = TrainSettings(seed=seed, threads=threads, quick=quick, **(QUICK if quick else {}))
+    if max_steps:
+        settings.max_steps = max_steps
+    return fit_and_save(data, Path(out_dir), settings, progress=progress, embedder=get_embedder(),
+                        data_dir=str(path))
+
+
+def recalibrate(folder: Path, data_dir: str | None = None, *, data: ReaderData | None = None,
+                embedder=None) -> dict[str, Any]:
+    """Re-run the dev calibration of a trained model in place (same data recipe, same seed)."""
+    from .data import build_reader_data
+
+    reader = Reader.load(folder)
+    t = reader.config.training
+    if data is None:
+        data = build_reader_data(resolve_data_dir(data_dir), seed=int(t.get("seed", 13)), quick=bool(t.get("quick")))
+    return calibrate_and_save(reader, data, Path(folder), embedder=embedder)
