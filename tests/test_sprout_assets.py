@@ -180,7 +180,7 @@ def test_train_publishes_a_model_and_rebuilds_every_tree(trained_store):
 
 def test_retrieve_in_paper_and_cli(trained_store):
     from vectree.retrieval.sprout.papers import retrieve_in_paper, retrieve_papers, sprout_available
-    from vectree.retrieval.sprout.search import retrieve_in_paper as from_search
+    from vectree.retrieval.sprout import retrieve_in_paper as from_search
     from vectree.cli import main
 
     store, _ = trained_store

@@ -410,7 +410,7 @@ class Toolbox:
 
     def _sprout_within(self, doc_id, query, k, titles, sections):
         try:
-            from vectree.retrieval.sprout.search import retrieve_in_paper
+            from vectree.retrieval.sprout.papers import retrieve_in_paper
         except ImportError:
             return None
         try:

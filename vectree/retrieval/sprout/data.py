@@ -87,7 +87,7 @@ def _doc_from_chunks(key: str, source: str, split: str, chunks: list[Chunk]) -> 
 
 def hotpotqa_docs(data_dir: Path) -> list[TrainDoc]:
     """One :class:`TrainDoc` per IRCoT question (every split; filter on ``.split``)."""
-    from vectree.evaluation.datasets import load_hotpotqa
+    from vectree.retrieval.datasets import load_hotpotqa
 
     bench = load_hotpotqa(data_dir / "hotpotqa", sources=("ircot",))
     out = []
@@ -104,7 +104,7 @@ def hotpotqa_docs(data_dir: Path) -> list[TrainDoc]:
 
 def qasper_docs(data_dir: Path) -> list[TrainDoc]:
     """One :class:`TrainDoc` per QASPER dev article (every split)."""
-    from vectree.evaluation.datasets import matches_reference
+    from vectree.retrieval.datasets import matches_reference
 
     path = data_dir / QASPER_DEV_FILE
     if not path.exists():

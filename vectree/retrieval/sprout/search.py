@@ -278,9 +278,3 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
                              float(rank[i])))
     return out
 
-
-def retrieve_in_paper(store, doc_id: str, query: str, k: int = 5, **overrides):
-    """SproutRAG nodes of one stored paper; see :func:`vectree.retrieval.sprout.papers.retrieve_in_paper`."""
-    from .papers import retrieve_in_paper as _retrieve
-
-    return _retrieve(store, doc_id, query, k, **overrides)
