@@ -245,14 +245,17 @@ def register(group: click.Group) -> None:
                           "(`--quick`: a small one in under two minutes)")
             return
         table = Table(title=f"SproutRAG models in {store.root}")
-        for col in ("live", "model", "origin", "data", "dev IE before -> after", "trained", "created"):
+        table.add_column("live")
+        table.add_column("model", no_wrap=True)  # the name `use` takes: never folded
+        for col in ("data", "dev IE before -> after", "trained"):
             table.add_column(col)
         for m in models:
             dev = f"{m.get('dev_ie_before')} -> {m.get('dev_ie_after')}" if m.get("dev_ie_after") is not None else ""
             data = "+".join(m.get("sources") or []) + (" (benchmark model)" if m.get("benchmark_model") else "")
+            if m.get("origin") == "package default":
+                data += " (package default)"
             secs = f"{m['training_seconds']:.0f}s" if m.get("training_seconds") else ""
-            table.add_row("*" if m.get("live") else "", m["model_id"], m.get("origin", ""), data, dev, secs,
-                          m.get("created", ""))
+            table.add_row("*" if m.get("live") else "", m["model_id"], data, dev, secs)
         console.print(table)
         if off:
             console.print("SproutRAG is switched [bold]off[/]: search_within_paper uses plain passages; "
