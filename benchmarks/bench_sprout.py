@@ -5,7 +5,7 @@ every system side by side in one run, plus latency, tree-build scaling, training
 Systems (all with the same MiniLM, the same chunks where they use chunks, the same scorer):
 
 * ``sprout``            the trained model: learned attention tree, beam search, threshold, rerank
-* ``sprout-always-k``   the same, but always k nodes (no threshold, no early stop): isolates them
+* ``sprout-always-k``   the same without the threshold (tau = -inf; k nodes is now the default)
 * ``leaf-only``         the trained model's contextual chunks, no tree (the same reranker)
 * ``uniform-alpha``     the tree from uniformly averaged attention (alpha not learned)
 * ``emb-tree``          the tree from the cosine of MiniLM chunk embeddings instead of attention
@@ -321,7 +321,7 @@ def main() -> None:
 
         systems = {
             "sprout": lambda qi, q: sprout_units("sprout", qi, q),
-            "sprout-always-k": lambda qi, q: sprout_units("sprout", qi, q, tau=-np.inf, fill_k=True),
+            "sprout-always-k": lambda qi, q: sprout_units("sprout", qi, q, tau=-np.inf),
             "leaf-only": lambda qi, q: sprout_units("sprout", qi, q, leaves_only=True),
             "uniform-alpha": lambda qi, q: sprout_units("uniform-alpha", qi, q),
             "emb-tree": lambda qi, q: sprout_units("emb-tree", qi, q),

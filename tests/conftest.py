@@ -19,6 +19,9 @@ os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 # the LLM path is tested only against the loopback servers the tests start
 for var in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "VECTREE_STORE", "VECTREE_CORPUS", "VECTREE_CONFIG"):
     os.environ.pop(var, None)
+# stores in tests start without SproutRAG (ingest stays fast, search_within_paper uses passages);
+# the tests of the package's default model unset this
+os.environ["VECTREE_SPROUT_DEFAULT_MODEL"] = "none"
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = load_settings().shared_data  # VECTREE_SHARED_DATA, default ../shared/data

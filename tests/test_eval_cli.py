@@ -111,6 +111,7 @@ def test_eval_end_to_end_on_every_benchmark(bench, folders, tmp_path):
         assert "tokens_layer0" in by["vectree"]["metrics"] and "tokens_layer2" in by["bm25"]["metrics"]
     if bench == "dragonball":
         assert by["sprout"]["status"] == "not_run" and "SproutRAG model" in " ".join(by["sprout"]["notes"])
+        assert "vectree sprout train" in " ".join(by["sprout"]["notes"])  # says which command trains one
         assert by["flat"]["metrics"]["n_without_gold"] == 1
         # the flat 1-2 sentence chunk holding the revenue sentence comes first
         assert by["flat"]["per_item"][0]["recall@1"] == 1.0

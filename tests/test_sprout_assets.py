@@ -180,7 +180,7 @@ def test_train_publishes_a_model_and_rebuilds_every_tree(trained_store):
 
 def test_retrieve_in_paper_and_cli(trained_store):
     from vectree.retrieval.sprout.papers import retrieve_in_paper, retrieve_papers, sprout_available
-    from vectree.retrieval.sprout.search import retrieve_in_paper as from_search
+    from vectree.retrieval.sprout import retrieve_in_paper as from_search
     from vectree.cli import main
 
     store, _ = trained_store
@@ -233,11 +233,97 @@ def test_search_within_paper_uses_sprout_nodes_once_a_model_exists(trained_store
     res = Toolbox(store).search_within_paper(doc_id, query, k=3).data
     assert res["method"] == "sprout" and 1 <= len(res["results"]) <= 3
     section_ids = {n["node_id"] for n in Toolbox(store).tree(doc_id)}
+    # SproutRAG nodes fused with the passages: passages, each with the node that holds it (if any)
+    from vectree.retrieval.sprout.papers import retrieve_in_paper
+
+    nodes = {n["node_id"]: n for n in retrieve_in_paper(store, doc_id, query, 3)}
+    assert any(hit["sprout_node"] is not None for hit in res["results"])
     for hit in res["results"]:
         assert hit["pages"] and hit["page"] == hit["pages"][0] and hit["snippet"]
-        assert hit["sprout_node"] is not None
+        assert "sprout_node" in hit
+        if hit["sprout_node"] is not None:
+            assert hit["page"] in nodes[hit["sprout_node"]]["pages"]
         assert hit["node_id"] is None or hit["node_id"] in section_ids
     assert Toolbox(store, within_paper="passages").search_within_paper(doc_id, query, k=3).data["method"] == "passages"
     plain = store_without_model
     other = plain.papers()[0]["doc_id"]
     assert Toolbox(plain).search_within_paper(other, query, k=3).data["method"] == "passages"
+
+
+def _output(res) -> str:
+    try:
+        return res.output + (res.stderr or "")
+    except (ValueError, AttributeError):  # stderr not captured apart
+        return res.output
+
+
+def test_train_cli_prints_data_progress_figures_and_the_command_that_makes_it_live(trained_store, tmp_path):
+    """`vectree sprout train` as a person runs it: data per source, a bar per phase with its dev
+    metric, dev figures before/after, where the model went and how to make it live (--no-live)."""
+    from vectree.cli import main
+    from vectree.retrieval.sprout.model import current_model_dir
+
+    store, _ = trained_store
+    live_before = current_model_dir(store)
+    data = write_synthetic_training_data(tmp_path / "syn", n_questions=20, n_articles=8)
+    res = CliRunner().invoke(main, ["sprout", "train", "--store", str(store.root), "--quick", "--data", str(data),
+                                    "--epochs", "1", "--no-live", "--no-trees"])
+    text = _output(res)
+    assert res.exit_code == 0, text
+    assert "training data" in text and "hotpotqa" in text and "qasper" in text
+    assert "stage 1: encoder" in text and "dev R-precision" in text and "stage 2: reranker" in text
+    assert "dev figures" in text and "->" in text
+    new = [p for p in (store.sprout_dir / "models").iterdir() if p.is_dir() and p != live_before]
+    assert len(new) == 1 and (new[0] / "MODEL_CARD.md").exists()
+    assert f"vectree sprout use {new[0].name}" in text and "written to" in text
+    assert current_model_dir(store) == live_before  # --no-live kept the live model
+    card = (new[0] / "MODEL_CARD.md").read_text()
+    assert "licence-compatible" in card and "IE@1" in card and "Benchmark model" not in card
+
+
+def test_list_switch_off_and_back_on(trained_store, monkeypatch):
+    """Rollback: `vectree sprout list` names the live model and its dev figures; `use none` makes
+    search_within_paper use passages, retrieval and the eval system say how to switch back;
+    `use ID` switches the model on again and rebuilds the trees."""
+    from vectree.agent.tools import Toolbox
+    from vectree.cli import main
+    from vectree.evaluation.systems import make_system
+    from vectree.retrieval.sprout.model import SproutOffError, current_model_dir
+    from vectree.retrieval.sprout.papers import retrieve_in_paper
+
+    store, out = trained_store
+    root = str(store.root)
+    model_id = out["model"].config.model_id
+    assert current_model_dir(store).name == model_id
+    res = CliRunner().invoke(main, ["sprout", "list", "--store", root, "--json"])
+    assert res.exit_code == 0, res.output
+    listed = json.loads(res.output)
+    live = [m for m in listed["models"] if m["live"]]
+    assert [m["model_id"] for m in live] == [model_id] and not listed["switched_off"]
+    assert live[0]["dev_ie_after"] is not None and live[0]["sources"] == ["hotpotqa", "qasper"]
+    res = CliRunner().invoke(main, ["sprout", "list", "--store", root])
+    assert res.exit_code == 0 and model_id in res.output and "vectree sprout use" in res.output
+
+    doc_id = store.papers()[0]["doc_id"]
+    query = "why does the capacity of silicon anodes fade?"
+    assert Toolbox(store).search_within_paper(doc_id, query, k=3).data["method"] == "sprout"
+    res = CliRunner().invoke(main, ["sprout", "use", "none", "--store", root])
+    assert res.exit_code == 0 and "switched off" in res.output
+    assert current_model_dir(store) is None
+    assert Toolbox(store).search_within_paper(doc_id, query, k=3).data["method"] == "passages"
+    with pytest.raises(SproutOffError, match="vectree sprout use"):
+        retrieve_in_paper(store, doc_id, query, 3)
+    monkeypatch.delenv("VECTREE_SPROUT_MODEL", raising=False)
+    monkeypatch.setenv("VECTREE_STORE", root)
+    reason = make_system("sprout", "sentences").unavailable()
+    assert "vectree sprout train" in reason and "vectree sprout use" in reason
+    assert json.loads(CliRunner().invoke(main, ["sprout", "list", "--store", root, "--json"]).output)["switched_off"]
+
+    res = CliRunner().invoke(main, ["sprout", "use", "no-such-model", "--store", root])
+    assert res.exit_code != 0 and "vectree sprout list" in res.output
+    res = CliRunner().invoke(main, ["sprout", "use", model_id, "--store", root])
+    assert res.exit_code == 0, res.output
+    assert "trees rebuilt for 2 papers" in res.output
+    assert current_model_dir(store).name == model_id
+    assert make_system("sprout", "sentences").unavailable() is None
+    assert Toolbox(store).search_within_paper(doc_id, query, k=3).data["method"] == "sprout"

@@ -35,7 +35,7 @@ def test_beam_search_keeps_the_best_children_per_level():
 
 def test_threshold_filters_candidates_and_the_fallback_returns_the_best():
     tree = _tree()
-    p = dict(rerank="cosine", beam_width=1)
+    p = dict(rerank="cosine", beam_width=1, fill_k=False)  # the threshold alone, without k means k
     hits = search_forest([tree], Q, SearchParams(tau=0.99, **p), k=3)
     assert [h.node for h in hits] == [0]  # only leaf 0 (cos 1.0) passes
     hits = search_forest([tree], Q, SearchParams(tau=1.5, min_results=0, **p), k=3)
@@ -46,7 +46,7 @@ def test_threshold_filters_candidates_and_the_fallback_returns_the_best():
 
 def test_never_a_node_together_with_its_descendant():
     tree = _tree()
-    hits = search_forest([tree], Q, SearchParams(tau=0.5, rerank="cosine", beam_width=2), k=3)
+    hits = search_forest([tree], Q, SearchParams(tau=0.5, rerank="cosine", beam_width=2, fill_k=False), k=3)
     nodes = [h.node for h in hits]
     assert nodes == [0, 1]  # node 4 (cos .95) is the ancestor of 0 and is skipped
     for a in nodes:
@@ -65,15 +65,17 @@ def test_expected_ie_prefers_a_node_that_is_all_relevant():
     exp = expected_relevant(tree, prob)
     assert exp[4] == pytest.approx(prob[0] + prob[1]) and exp[6] == pytest.approx(prob.sum())
     for rerank in ("expected_ie", "leaf_expected_ie"):
-        hits = search_forest([tree], Q, SearchParams(tau=0.5, tau_temperature=0.05, beam_width=2, rerank=rerank), k=3)
+        hits = search_forest([tree], Q, SearchParams(tau=0.5, tau_temperature=0.05, beam_width=2, rerank=rerank,
+                                                     fill_k=False), k=3)
         # node 4 holds both relevant leaves: (2)^2/2 beats leaf 0 alone (1^2/1); adding more only lowers it
         assert [h.node for h in hits] == [4]
     # over the leaves with a scorer that finds 0 and 1 relevant and 2 not (feature 0 = node cosine):
     # the greedy stops after two, since (p0 + p1 + p2)^2 / 3 < (p0 + p1)^2 / 2 ...
     scorer = lambda f: 10 * (f[:, 0] - 0.5)
     p = dict(tau=-100.0, leaves_only=True)
-    assert [h.node for h in search_forest([tree], Q, SearchParams(**p), k=3, node_scorer=scorer)] == [0, 1]
-    # ... unless fill_k asks for k nodes
+    assert [h.node for h in search_forest([tree], Q, SearchParams(fill_k=False, **p), k=3, node_scorer=scorer)] == [0, 1]
+    # ... by default (k means k) the greedy goes on to k nodes, the stopping point first
+    assert [h.node for h in search_forest([tree], Q, SearchParams(**p), k=3, node_scorer=scorer)][:2] == [0, 1]
     assert len(search_forest([tree], Q, SearchParams(fill_k=True, **p), k=3, node_scorer=scorer)) == 3
 
 
@@ -81,8 +83,14 @@ def test_learned_reranker_scores_gate_and_rank():
     tree = _tree()
     # a scorer that prefers big nodes: logit = log(sentences) - 0.5 (feature 4 is log_sentences)
     scorer = lambda f: f[:, 4] - 0.5
-    hits = search_forest([tree], Q, SearchParams(tau=0.0, beam_width=8), k=3, node_scorer=scorer)
+    hits = search_forest([tree], Q, SearchParams(tau=0.0, beam_width=8, fill_k=False), k=3, node_scorer=scorer)
     assert hits[0].node == tree.root  # the only node whose logit is highest and passes tau
+    # k means k: asked for one node it is the root; asked for three, the root (which would leave no
+    # room for two more) gives way to its two children's best split
+    assert [h.node for h in search_forest([tree], Q, SearchParams(tau=0.0, beam_width=8), k=1,
+                                          node_scorer=scorer)] == [tree.root]
+    three = search_forest([tree], Q, SearchParams(tau=0.0, beam_width=8), k=3, node_scorer=scorer)
+    assert len(three) == 3 and tree.root not in [h.node for h in three]
     with pytest.raises(ValueError, match="node_scorer"):
         search_forest([tree], Q, SearchParams(), k=3)
 
@@ -92,10 +100,14 @@ def test_many_documents_are_searched_apart_and_merged():
     # the second document is about something else: every node is nearly orthogonal to the query
     t2 = tree_from_merges(np.array([[0, 1], [2, 3], [4, 5]]),
                           np.array([[0.1, 1.0], [0.2, 1.0], [0.0, 1.0], [-0.1, 1.0]]))
-    hits = search_forest([t1, t2], Q, SearchParams(tau=0.5, rerank="cosine", beam_width=2), k=3)
+    hits = search_forest([t1, t2], Q, SearchParams(tau=0.5, rerank="cosine", beam_width=2, fill_k=False), k=3)
     assert {h.doc for h in hits} == {0}
-    routed = search_forest([t2, t1], Q, SearchParams(tau=0.5, rerank="cosine", beam_width=2, route_docs=1), k=3)
+    routed = search_forest([t2, t1], Q, SearchParams(tau=0.5, rerank="cosine", beam_width=2, route_docs=1,
+                                                     fill_k=False), k=3)
     assert {h.doc for h in routed} == {1}
+    # k means k: the nodes that pass tau come first, then the other document fills the rest
+    filled = search_forest([t2, t1], Q, SearchParams(tau=0.5, rerank="cosine", beam_width=2, route_docs=1), k=6)
+    assert len(filled) == 6 and filled[0].doc == 1 and {h.doc for h in filled} == {0, 1}
     leaves = search_forest([t1], Q, SearchParams(tau=0.5, rerank="cosine", leaves_only=True), k=3)
     assert all(tree_leaf < 4 for tree_leaf in (h.node for h in leaves))
 
@@ -110,6 +122,6 @@ def test_bad_params():
 def test_nodes_above_max_sentences_are_not_returned():
     tree = _tree()
     p = dict(tau=-2.0, beam_width=8, rerank="expected_ie")
-    assert [h.node for h in search_forest([tree], Q, SearchParams(**p), k=3)] == [tree.root]
+    assert [h.node for h in search_forest([tree], Q, SearchParams(fill_k=False, **p), k=3)] == [tree.root]
     hits = search_forest([tree], Q, SearchParams(max_sentences=2, **p), k=3)
     assert hits and all(tree.weight[h.node] <= 2 for h in hits)

@@ -282,8 +282,12 @@ class Toolbox:
                  "score": h.score, "snippet": _snippet(h.text, query)} for h in hits]
 
     def _sprout_within(self, doc_id, query, k, titles, sections):
+        """SproutRAG nodes fused with the paper's passages (retrieval.passages.fuse_with_sprout):
+        passages, ranked by BM25, cosine and the nodes that hold them; None when SproutRAG cannot
+        answer here (no model, switched off, no tree), so the caller uses plain passages."""
         try:
-            from vectree.retrieval.sprout.search import retrieve_in_paper
+            from vectree.retrieval.passages import fuse_with_sprout
+            from vectree.retrieval.sprout.papers import retrieve_in_paper
         except ImportError:
             return None
         try:
@@ -294,15 +298,12 @@ class Toolbox:
             return None
         if not nodes:
             return None
-        out = []
-        for n in nodes:
-            pages = sorted(set(n.get("pages") or []))
-            # the verified section of its first page, so the agent can open the section like a passage's
-            node_id = section_for_page(sections, pages[0]) if pages else None
-            out.append({"pages": pages, "page": pages[0] if pages else None, "node_id": node_id,
-                        "section": titles.get(node_id), "score": round(float(n["score"]), 4),
-                        "snippet": _snippet(n["text"], query), "sprout_node": n.get("node_id")})
-        return out
+        from vectree.retrieval.embed import get_embedder
+
+        fused = fuse_with_sprout(self.passages(doc_id), query, get_embedder().encode_query(query), nodes, k)
+        return [{"pages": [h.page_no], "page": h.page_no, "node_id": h.node_id, "section": titles.get(h.node_id),
+                 "score": h.score, "snippet": _snippet(h.text, query), "sprout_node": node}
+                for h, node in fused]
 
     # ---- Layer 2 --------------------------------------------------------------------------
     def get_page_content(self, doc_id: str, pages: list[int]) -> ToolResult:

@@ -38,6 +38,16 @@ def _progress(context: dg.AssetExecutionContext):
     return log
 
 
+def _events():
+    """Structured progress (one dict per epoch, the data counts): the CLI draws its bars from these."""
+    mirror = logging.getLogger(PROGRESS_LOGGER)
+
+    def event(payload: dict) -> None:
+        mirror.info("%s", payload.get("phase", ""), extra={"vectree_event": payload})
+
+    return event
+
+
 def _training_folder(store):
     return store.sprout_training_dir
 
@@ -46,6 +56,8 @@ class SproutTrainingSetConfig(dg.Config):
     build: bool = False  # False: report the stored training set (what `vectree ingest` does)
     quick: bool = False  # a small subset, for a training run of about a minute
     data_dir: str = ""  # default: $VECTREE_TRAINING_DATA, else ../shared/data next to the repo
+    # hotpotqa, qasper (licence-compatible: the default) and dragonball (a benchmark model, never shipped)
+    sources: list[str] = ["hotpotqa", "qasper"]
 
 
 @dg.asset(
@@ -74,15 +86,18 @@ def sprout_training_set(context: dg.AssetExecutionContext, config: SproutTrainin
         })
     started = time.perf_counter()
     ts = build_training_set(config.data_dir or None, quick=config.quick, cache_dir=store.sprout_cache_dir,
-                            log=_progress(context))
+                            log=_progress(context), sources=config.sources)
     ts.save(folder)
     summary = ts.summary()
+    _events()({"phase": "data", "summary": summary, "data_dir": ts.info["data_dir"],
+               "benchmark_model": ts.info.get("benchmark_model", False)})
     table = "| source/split | docs | queries | chunks |\n|---|---|---|---|\n" + "\n".join(
         f"| {k} | {v['docs']} | {v['queries']} | {v['chunks']} |" for k, v in sorted(summary.items()))
     return dg.MaterializeResult(metadata={
         "status": "built", "quick": config.quick, "splits": dg.MetadataValue.md(table),
         "data_dir": ts.info["data_dir"], "files_sha256": dg.MetadataValue.json(ts.info["files"]),
         "split_rule": ts.info["split_rule"], "seconds": round(time.perf_counter() - started, 1),
+        "sources": ", ".join(ts.info.get("sources", [])), "benchmark_model": bool(ts.info.get("benchmark_model")),
         "path": dg.MetadataValue.path(str(folder)),
     })
 
@@ -93,6 +108,7 @@ class SproutModelConfig(dg.Config):
     epochs: int = 0  # 0: the default of the chosen mode
     seed: int = 13
     threads: int = 2
+    make_live: bool = True  # False: write the model beside the others; `vectree sprout use ID` makes it live
 
 
 def _loss_table(history: list) -> str:
@@ -147,7 +163,7 @@ def _learned_check(model) -> dg.AssetCheckResult:
     "Trains only with config train: true (`vectree sprout train`); otherwise reports the live model.",
 )
 def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, vectree: VectreeStore) -> dg.MaterializeResult:
-    from vectree.retrieval.sprout.model import current_model_dir, load_model, publish_model
+    from vectree.retrieval.sprout.model import current_model_dir, load_model, publish_model, write_model_card
 
     store = vectree.store
     if not config.train:
@@ -169,11 +185,13 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
         TrainConfig(seed=config.seed, threads=config.threads)
     if config.epochs:
         tc.epochs = config.epochs
-    result = train(ts.split("train"), ts.split("dev"), tc, log=_progress(context))
+    result = train(ts.split("train"), ts.split("dev"), tc, log=_progress(context), progress=_events())
     model = result.model
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
-    model.config.model_id = f"sprout-{stamp}-s{config.seed}{'-quick' if config.quick else ''}"
-    folder = publish_model(store, model)
+    bench = "-bench" if ts.info.get("benchmark_model") else ""
+    model.config.model_id = f"sprout-{stamp}-s{config.seed}{'-quick' if config.quick else ''}{bench}"
+    folder = publish_model(store, model, make_live=config.make_live)
+    write_model_card(folder, model)
     return dg.MaterializeResult(
         metadata={"status": "trained", **_model_metadata(model), "path": dg.MetadataValue.path(str(folder))},
         check_results=[_learned_check(model)],

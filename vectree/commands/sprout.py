@@ -35,21 +35,20 @@ def _failure_message(result) -> str:
 
 
 def train_through_dagster(store_root: str | None = None, *, quick: bool = False, data_dir: str = "",
-                          epochs: int = 0, seed: int = 13, rebuild_trees: bool = True, quiet: bool = False) -> dict:
+                          epochs: int = 0, seed: int = 13, rebuild_trees: bool = True, quiet: bool = False,
+                          sources: tuple[str, ...] = ("hotpotqa", "qasper"), make_live: bool = True) -> dict:
     """Materialise ``sprout_training_set`` and ``sprout_model`` with training switched on, then
-    rebuild ``sprout_tree`` for every paper partition; returns a summary."""
+    (when the new model is live) rebuild ``sprout_tree`` for every paper partition; returns a summary
+    (``model``: the new model, ``folder``: where it was written, ``trees``/``failed``)."""
     import dagster as dg
 
     from vectree.pipelines.definitions import defs
     from vectree.pipelines.refresh import QUIET_RUN_CONFIG, instance_for
-    from vectree.assets.partitions import papers_partitions
-    from vectree.retrieval.sprout.model import load_current_model
-
     from vectree.retrieval.sprout.data import TrainingDataError, resolve_training_data
 
     try:  # fail before starting a run when the data is not there
-        resolve_training_data(data_dir or None)
-    except TrainingDataError as exc:
+        resolve_training_data(data_dir or None, sources)
+    except (TrainingDataError, ValueError) as exc:
         raise click.ClickException(str(exc)) from None
     resources = _resources(store_root)
     store = resources["vectree"].store
@@ -58,8 +57,10 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
     run_config = {
         **QUIET_RUN_CONFIG,
         "ops": {
-            "sprout_training_set": {"config": {"build": True, "quick": quick, "data_dir": data_dir}},
-            "sprout_model": {"config": {"train": True, "quick": quick, "epochs": epochs, "seed": seed}},
+            "sprout_training_set": {"config": {"build": True, "quick": quick, "data_dir": data_dir,
+                                               "sources": list(sources)}},
+            "sprout_model": {"config": {"train": True, "quick": quick, "epochs": epochs, "seed": seed,
+                                        "make_live": make_live}},
         },
     }
     result = dg.materialize(assets, selection=[dg.AssetKey("sprout_training_set"), dg.AssetKey("sprout_model")],
@@ -67,36 +68,98 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
                             raise_on_error=False)
     if not result.success:
         raise click.ClickException(_failure_message(result) or "training run failed")
-    model = load_current_model(store)
+    from vectree.retrieval.sprout.model import load_model, models_dir
+
+    folder = max((p for p in models_dir(store).iterdir() if (p / "config.json").exists()),
+                 key=lambda p: p.stat().st_mtime)  # the model this run wrote
+    model = load_model(folder)
+    rebuilt, failed = rebuild_trees_through_dagster(resource) if rebuild_trees and make_live else ([], {})
+    return {"model": model, "folder": folder, "trees": rebuilt, "failed": failed, "live": make_live}
+
+
+def rebuild_trees_through_dagster(resource) -> tuple[list[str], dict[str, str]]:
+    """Materialise ``sprout_tree`` for every paper partition with the live model: ``(rebuilt, failed)``."""
+    import dagster as dg
+
+    from vectree.assets.partitions import papers_partitions
+    from vectree.pipelines.definitions import defs
+    from vectree.pipelines.refresh import QUIET_RUN_CONFIG, instance_for
+
+    instance = instance_for(resource.store)
+    assets = list(defs.assets or [])
     rebuilt, failed = [], {}
-    if rebuild_trees:
-        for doc_id in sorted(instance.get_dynamic_partitions(papers_partitions.name)):
-            res = dg.materialize(assets, selection=[dg.AssetKey("sprout_tree")], partition_key=doc_id,
-                                 instance=instance, resources=resources, run_config=QUIET_RUN_CONFIG,
-                                 raise_on_error=False)
-            if res.success:
-                rebuilt.append(doc_id)
-            else:
-                failed[doc_id] = _failure_message(res) or "run failed"
-        # readers see the new model and trees once they are published as a store snapshot
-        dg.materialize(assets, selection=[dg.AssetKey("store_snapshot")], instance=instance,
-                       resources={"vectree": resource}, run_config=QUIET_RUN_CONFIG)
-    return {"model": model, "trees": rebuilt, "failed": failed}
+    from vectree.assets.llm_resource import LLMResource
+
+    resources = {"vectree": resource, "llm": LLMResource.from_settings()}
+    for doc_id in sorted(instance.get_dynamic_partitions(papers_partitions.name)):
+        res = dg.materialize(assets, selection=[dg.AssetKey("sprout_tree")], partition_key=doc_id,
+                             instance=instance, resources=resources, run_config=QUIET_RUN_CONFIG,
+                             raise_on_error=False)
+        if res.success:
+            rebuilt.append(doc_id)
+        else:
+            failed[doc_id] = _failure_message(res) or "run failed"
+    # readers see the new model and trees once they are published as a store snapshot
+    dg.materialize(assets, selection=[dg.AssetKey("store_snapshot")], instance=instance,
+                   resources=resources, run_config=QUIET_RUN_CONFIG)
+    return rebuilt, failed
 
 
-class _StatusHandler(logging.Handler):
-    """Shows the latest progress line in a rich status spinner; when stderr is not a terminal
-    (a scheduled job's log), prints every line instead so the log keeps them."""
+class _ProgressHandler(logging.Handler):
+    """Draws the training's progress from the assets' log records: the data counts when the
+    training set is built, one bar per phase (encoder epochs, cross-fitting folds, reranker
+    epochs) advanced per epoch with its dev metric, and the latest plain line (embedding ETA)."""
 
-    def __init__(self, status):
+    def __init__(self, progress, console):
         super().__init__(level=logging.INFO)
-        self.status = status
+        self.progress = progress
+        self.console = console
+        self.tasks: dict[str, int] = {}
+        self.line = progress.add_task("starting (Dagster run)", total=None)
 
     def emit(self, record: logging.LogRecord) -> None:
-        message = record.getMessage()
-        self.status.update(f"SproutRAG: {message}")
-        if not err.is_terminal:
-            err.print(message)
+        event = getattr(record, "vectree_event", None)
+        if event is None:
+            self.progress.update(self.line, description=record.getMessage()[:100])
+            return
+        phase = event.get("phase")
+        if phase == "data":
+            self.console.print(_data_table(event))
+            self.progress.update(self.line, description="training (untrained model's dev figures first)")
+        elif phase == "before":
+            self.console.print(f"untrained model (cosine rerank): dev IE {event['dev'].get('mean_ie')}")
+        elif "epoch" in event:
+            label = {"encoder": "stage 1: encoder", "reranker": "stage 2: reranker + tau"}.get(phase, f"cross-fit {phase}")
+            if phase not in self.tasks:
+                self.tasks[phase] = self.progress.add_task(label, total=event["epochs"])
+            dev = event.get("dev")
+            self.progress.update(self.tasks[phase], completed=event["epoch"],
+                                 description=f"{label}  loss {event['loss']:.3f}  "
+                                             f"{event['metric']} {dev if dev is not None else '-'}")
+
+
+def _data_table(event: dict) -> Table:
+    table = Table(title=f"training data ({event.get('data_dir')})"
+                  + (" -- with DragonBall: a benchmark model, never shipped" if event.get("benchmark_model") else ""))
+    for col in ("source", "split", "docs", "queries", "chunks"):
+        table.add_column(col, justify="left" if col in ("source", "split") else "right")
+    for key, v in sorted(event.get("summary", {}).items()):
+        src, split = key.split("/")
+        table.add_row(src, split, f"{v['docs']:,}", f"{v['queries']:,}", f"{v['chunks']:,}")
+    return table
+
+
+def _dev_table(tr: dict) -> Table:
+    before, after = tr.get("dev_before") or {}, tr.get("dev_best") or {}
+    table = Table(title="dev figures (IE = recall x precision of the returned sentences): before -> after")
+    table.add_column("source")
+    for k in (1, 3, 5):
+        table.add_column(f"IE@{k}", justify="right")
+    for src in sorted(k for k, v in after.items() if isinstance(v, dict)):
+        b, a = before.get(src) or {}, after[src]
+        table.add_row(src, *[f"{b.get(f'ie@{k}', 0):.3f} -> {a.get(f'ie@{k}', 0):.3f}" for k in (1, 3, 5)])
+    table.add_row("mean", f"{before.get('mean_ie')} -> {after.get('mean_ie')}", "", "")
+    return table
 
 
 def register(group: click.Group) -> None:
@@ -107,46 +170,135 @@ def register(group: click.Group) -> None:
     @sprout.command("train")
     @click.option("--store", "store_root", type=click.Path(file_okay=False), default=None,
                   help="Artefact store root (default: $VECTREE_STORE or ./.vectree).")
-    @click.option("--quick", is_flag=True, help="A small training set and few epochs (about a minute).")
+    @click.option("--quick", is_flag=True, help="A small training set and few epochs (under two minutes on 2 cores).")
     @click.option("--data", "data_dir", default="", help="Training data folder laid out like ../shared/data "
                   "(default: $VECTREE_TRAINING_DATA, else ../shared/data next to the repository).")
-    @click.option("--epochs", type=int, default=0, help="Override the number of epochs.")
+    @click.option("--source", "sources", multiple=True, type=click.Choice(["hotpotqa", "qasper", "dragonball"]),
+                  help="Training sources (repeat; default: hotpotqa and qasper, licence-compatible). With "
+                  "dragonball the model is a benchmark model (CC-BY-NC-SA data): its card says so; never ship it.")
+    @click.option("--epochs", type=int, default=0, help="Override the number of encoder epochs.")
     @click.option("--seed", type=int, default=13, show_default=True)
+    @click.option("--no-live", is_flag=True, help="Write the model but keep the live one (switch later with "
+                  "`vectree sprout use ID`).")
     @click.option("--no-trees", is_flag=True, help="Train only; do not rebuild the papers' trees.")
-    def train_cmd(store_root, quick, data_dir, epochs, seed, no_trees) -> None:
-        """Build the training set, train the model (through Dagster), rebuild every paper's tree."""
-        from vectree.assets.sprout import PROGRESS_LOGGER
+    def train_cmd(store_root, quick, data_dir, sources, epochs, seed, no_live, no_trees) -> None:
+        """Build the training set, train the model (through Dagster), make it live and rebuild every
+        paper's tree.  Prints the data per source, a bar per training phase with its dev metric, the
+        dev figures before and after, where the model was written and how to switch models."""
+        import time
 
-        with err.status("training SproutRAG (embedding the training set, then a few epochs)...") as status:
-            # each progress line of the assets replaces the status text (epochs, ETA of embedding)
-            handler = _StatusHandler(status)
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+        from vectree.assets.sprout import PROGRESS_LOGGER
+        from vectree.retrieval.sprout.model import current_model_dir
+
+        resource = _resource(store_root)
+        previous = current_model_dir(resource.store)
+        started = time.perf_counter()
+        progress = Progress(SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                            TimeElapsedColumn(), console=err, transient=False)
+        with progress:
+            handler = _ProgressHandler(progress, err)
             logger = logging.getLogger(PROGRESS_LOGGER)
             logger.addHandler(handler)
             logger.setLevel(logging.INFO)
             try:
                 out = train_through_dagster(store_root, quick=quick, data_dir=data_dir, epochs=epochs, seed=seed,
-                                            rebuild_trees=not no_trees)
+                                            rebuild_trees=not no_trees, sources=tuple(sources) or ("hotpotqa", "qasper"),
+                                            make_live=not no_live)
             finally:
                 logger.removeHandler(handler)
+            progress.update(handler.line, description="done", total=1, completed=1)
         model = out["model"]
         tr = model.config.training
-        table = Table(title=f"SproutRAG model {model.config.model_id}")
-        for col in ("stage", "fold", "epoch", "loss", "parts", "dev"):
-            table.add_column(col, justify="right" if col != "parts" else "left")
-        for h in tr.get("history", []):
-            if "loss" not in h:
-                continue
-            parts = " ".join(f"{k[2:]} {h[k]:.4f}" for k in ("l_leaf", "l_node", "l_attn", "l_rerank", "l_tau") if k in h)
-            dev = (h.get("dev") or {}).get("mean_ie", (h.get("dev_r_precision") or {}).get("mean", ""))
-            table.add_row(str(h["stage"]), "" if h.get("fold") is None else str(h["fold"]), str(h["epoch"]),
-                          f"{h['loss']:.4f}", parts, str(dev))
-        console.print(table)
-        console.print(f"dev IE {tr['dev_before'].get('mean_ie')} -> {tr['dev_best'].get('mean_ie')} "
-                      f"(best epoch {tr['best_epoch']}), {model.n_parameters():,} parameters, "
-                      f"{tr['seconds']}s; trees rebuilt for {len(out['trees'])} papers")
+        console.print(_dev_table(tr))
+        mid = model.config.model_id
+        console.print(f"model [bold]{mid}[/] ({model.n_parameters():,} parameters) written to {out['folder']} "
+                      f"(with its MODEL_CARD.md); training {tr['seconds']:.0f}s, all in "
+                      f"{time.perf_counter() - started:.0f}s")
+        if (tr.get("data") or {}).get("benchmark_model"):
+            console.print("[yellow]trained with DragonBall: a benchmark model, never ship it[/]")
+        if out["live"]:
+            console.print(f"it is live now; trees rebuilt for {len(out['trees'])} papers. Roll back with "
+                          f"`vectree sprout use {previous.name if previous else 'none'}`"
+                          + ("" if previous is None else " (or `vectree sprout use none`: plain passages)"))
+        else:
+            console.print(f"make it live with `vectree sprout use {mid}`")
         for doc_id, e in out["failed"].items():
             err.print(f"[red]tree failed[/] {doc_id}: {e}")
         if out["failed"]:
+            sys.exit(1)
+
+    @sprout.command("list")
+    @click.option("--store", "store_root", type=click.Path(file_okay=False), default=None,
+                  help="Artefact store root (default: $VECTREE_STORE or ./.vectree).")
+    @click.option("--json", "as_json", is_flag=True, help="Print the models as JSON.")
+    def list_cmd(store_root, as_json) -> None:
+        """The SproutRAG models this store can use, which one is live, and their dev figures."""
+        import json
+
+        from vectree.retrieval.config import load_settings
+        from vectree.retrieval.sprout.model import list_models, sprout_switched_off
+        from vectree.retrieval.store import Store
+
+        store = Store(load_settings(store_root).store_root)
+        models = list_models(store)
+        off = sprout_switched_off(store)
+        if as_json:
+            click.echo(json.dumps({"switched_off": off, "models": models}, indent=1))
+            return
+        if not models:
+            console.print("no SproutRAG model yet: `vectree sprout train` trains one "
+                          "(`--quick`: a small one in under two minutes)")
+            return
+        table = Table(title=f"SproutRAG models in {store.root}")
+        table.add_column("live")
+        table.add_column("model", no_wrap=True)  # the name `use` takes: never folded
+        for col in ("data", "dev IE before -> after", "trained"):
+            table.add_column(col)
+        for m in models:
+            dev = f"{m.get('dev_ie_before')} -> {m.get('dev_ie_after')}" if m.get("dev_ie_after") is not None else ""
+            data = "+".join(m.get("sources") or []) + (" (benchmark model)" if m.get("benchmark_model") else "")
+            if m.get("origin") == "package default":
+                data += " (package default)"
+            secs = f"{m['training_seconds']:.0f}s" if m.get("training_seconds") else ""
+            table.add_row("*" if m.get("live") else "", m["model_id"], data, dev, secs)
+        console.print(table)
+        if off:
+            console.print("SproutRAG is switched [bold]off[/]: search_within_paper uses plain passages; "
+                          "`vectree sprout use NAME` switches a model on")
+        else:
+            console.print("switch with `vectree sprout use NAME`; `vectree sprout use none` switches SproutRAG off")
+
+    @sprout.command("use")
+    @click.argument("name")
+    @click.option("--store", "store_root", type=click.Path(file_okay=False), default=None,
+                  help="Artefact store root (default: $VECTREE_STORE or ./.vectree).")
+    @click.option("--no-trees", is_flag=True, help="Do not rebuild the papers' trees with the model.")
+    def use_cmd(name, store_root, no_trees) -> None:
+        """Make model NAME live (rebuilding every paper's tree), or `none` to switch SproutRAG off
+        (search_within_paper then uses plain passages)."""
+        from vectree.retrieval.sprout.model import OFF, SproutUnavailableError, set_live_model
+
+        resource = _resource(store_root)
+        store = resource.store
+        try:
+            folder = set_live_model(store, name)
+        except SproutUnavailableError as exc:
+            raise click.ClickException(str(exc)) from None
+        if name == OFF:
+            console.print("SproutRAG switched off: search_within_paper uses plain passages "
+                          "(`vectree sprout use NAME` switches a model back on)")
+            return
+        console.print(f"live SproutRAG model: {name} ({folder})")
+        if no_trees:
+            return
+        with err.status("rebuilding every paper's SproutRAG tree with the model..."):
+            rebuilt, failed = rebuild_trees_through_dagster(resource)
+        console.print(f"trees rebuilt for {len(rebuilt)} papers")
+        for doc_id, e in failed.items():
+            err.print(f"[red]tree failed[/] {doc_id}: {e}")
+        if failed:
             sys.exit(1)
 
     @sprout.command("retrieve")

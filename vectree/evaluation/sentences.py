@@ -32,6 +32,7 @@ import numpy as np
 
 DEFAULT_KS = (1, 3, 5)
 
+from vectree.retrieval.datasets import covered_sentences, merge_spans as _merge  # noqa: F401  (the coverage rule)
 from vectree.retrieval.sentences import Span
 from vectree.retrieval.sentences import split_sentences as _split
 
@@ -53,41 +54,6 @@ class Unit:
     @classmethod
     def of(cls, doc_id: str, spans: Iterable[Sequence[int]]) -> "Unit":
         return cls(doc_id, tuple((int(a), int(b)) for a, b in spans))
-
-
-def _merge(spans: Iterable[Span]) -> list[Span]:
-    out: list[list[int]] = []
-    for a, b in sorted(spans):
-        if b <= a:
-            continue
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return [(a, b) for a, b in out]
-
-
-def covered_sentences(sentences: Sequence[Span], spans: Iterable[Span]) -> list[int]:
-    """Indices of ``sentences`` that have at least half of their characters inside ``spans``."""
-    merged = _merge(spans)
-    if not merged or not sentences:
-        return []
-    starts = np.array([a for a, _ in merged])
-    ends = np.array([b for _, b in merged])
-    out = []
-    for i, (s, e) in enumerate(sentences):
-        if e <= s:
-            continue
-        # only the merged spans that can overlap [s, e)
-        lo = int(np.searchsorted(ends, s, side="right"))
-        inside = 0
-        for j in range(lo, len(merged)):
-            if starts[j] >= e:
-                break
-            inside += min(e, ends[j]) - max(s, starts[j])
-        if 2 * inside >= e - s:
-            out.append(i)
-    return out
 
 
 def score_units(

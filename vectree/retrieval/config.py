@@ -102,6 +102,8 @@ class Settings(BaseSettings):
         None, description="local cross-encoder for the `reranked-dense-rag` eval baseline")
     sprout_model: Path | None = Field(
         None, description="SproutRAG model folder the eval's sprout systems use; unset: the store's published model")
+    sprout_default_model: str | None = Field(
+        None, description="the SproutRAG model a store that chose none uses: unset = the packaged default, `none` = no model, or a folder")
     reranker: str = Field(
         "default", description="the trained reranker + reader: `default` (the shipped model), `off`, or a model folder")
     rerank_threads: int = Field(1, ge=1, description="torch threads of the reranker at query time")

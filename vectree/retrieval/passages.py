@@ -10,7 +10,10 @@ these stored vectors.
 
 Ranking is hybrid: BM25 (Tantivy, in memory, per paper) and cosine similarity, fused by
 reciprocal rank, because questions name exact terms (a metric, a dataset) as often as they
-paraphrase.
+paraphrase.  When the paper has a SproutRAG tree, :func:`fuse_with_sprout` adds the SproutRAG
+nodes as a third ranking of the same passages (a passage ranks where the first node holding it
+ranks), so a node can only lift the passages it holds: the result is still passages, and the
+two signals that ranked them without SproutRAG keep two of the three votes.
 """
 
 from __future__ import annotations
@@ -174,23 +177,75 @@ class PaperPassages:
         return [self._index.searcher().doc(addr)["i"][0] for _, addr in hits]
 
     def rank(self, query: str, query_vector: np.ndarray | None, k: int = 5, *,
-             pages: Sequence[int] | None = None) -> list[PassageHit]:
+             pages: Sequence[int] | None = None,
+             extra: Sequence[tuple[Sequence[int], float]] = ()) -> list[PassageHit]:
         """Top ``k`` passages by reciprocal-rank fusion of BM25 and cosine (either may be absent);
-        ``pages`` restricts the candidates to those pages."""
+        ``pages`` restricts the candidates to those pages; ``extra``: more rankings of passage
+        indices, each with its weight in the fusion (:func:`fuse_with_sprout`)."""
         if not self.texts:
             return []
         allowed = None if pages is None else set(pages)
         fused: dict[int, float] = {}
-        rankings = [self.bm25(query, 50)]
+        rankings = [(self.bm25(query, 50), 1.0)]
         if query_vector is not None:
             sims = self.vectors @ query_vector
-            rankings.append([int(i) for i in np.argsort(-sims)[:50]])
-        for ranking in rankings:
+            rankings.append(([int(i) for i in np.argsort(-sims)[:50]], 1.0))
+        rankings += [(list(r), float(w)) for r, w in extra]
+        for ranking, weight in rankings:
             ranking = [i for i in ranking if allowed is None or self.pages[i] in allowed]
             for r, i in enumerate(ranking):
-                fused[i] = fused.get(i, 0.0) + 1.0 / (RRF_K + r + 1)
+                fused[i] = fused.get(i, 0.0) + weight / (RRF_K + r + 1)
         best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
         return [PassageHit(self.ids[i], self.pages[i], self.nodes[i], self.context(i), round(s, 5)) for i, s in best]
+
+
+_NON_ALNUM = re.compile(r"[^a-z0-9]+")
+MATCH_CHARS = 60  # a passage is inside a node when this much of its normalised start is in the node
+
+
+def _norm(text: str) -> str:
+    return _NON_ALNUM.sub("", text.lower())
+
+
+def passages_in_node(passages: PaperPassages, node_text: str, node_pages: Sequence[int]) -> list[int]:
+    """Indices of the passages a SproutRAG node holds: on the node's pages, and the first
+    ``MATCH_CHARS`` of the passage (lowercase alphanumerics, so hyphenation and line breaks do not
+    matter) found in the node's text.  The two segmentations differ slightly (PyMuPDF blocks vs.
+    page text), hence a match on text rather than on offsets."""
+    body = _norm(node_text)
+    out = []
+    for i in passages.on_pages(node_pages):
+        head = _norm(passages.texts[i])[:MATCH_CHARS]
+        if len(head) >= 8 and head in body:
+            out.append(i)
+    return out
+
+
+SPROUT_WEIGHT = 1.0  # the SproutRAG ranking's vote beside BM25's and the cosine's (plain RRF)
+
+
+def fuse_with_sprout(passages: PaperPassages, query: str, query_vector: np.ndarray | None,
+                     nodes: Sequence[dict[str, Any]], k: int = 5, *,
+                     weight: float = SPROUT_WEIGHT) -> list[tuple[PassageHit, Any]]:
+    """Within-paper search with SproutRAG: the paper's passages ranked by reciprocal-rank fusion of
+    BM25, cosine and the SproutRAG nodes (``nodes``: hits of
+    :func:`vectree.retrieval.sprout.papers.retrieve_in_paper`, best first).  The passages a node
+    holds take that node's rank (ties broken by their cosine); a passage is never ranked twice.
+    Returns ``(hit, node_id)`` pairs, ``node_id`` the SproutRAG node holding the passage or ``None``."""
+    sims = passages.vectors @ query_vector if query_vector is not None and len(passages) else None
+    ranking: list[int] = []
+    holder: dict[int, Any] = {}
+    for node in nodes:
+        inside = passages_in_node(passages, node.get("text", ""), node.get("pages") or [])
+        if sims is not None:
+            inside.sort(key=lambda i: -sims[i])
+        for i in inside:
+            if i not in holder:
+                holder[i] = node.get("node_id")
+                ranking.append(i)
+    hits = passages.rank(query, query_vector, k, extra=[(ranking, weight)] if ranking else ())
+    index_of = {pid: i for i, pid in enumerate(passages.ids)}
+    return [(h, holder.get(index_of.get(h.passage_id))) for h in hits]
 
 
 class PassageCache:

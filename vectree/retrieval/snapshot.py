@@ -110,7 +110,8 @@ def publish(store: Store, *, force: bool = False) -> dict[str, Any]:
     Returns ``{snapshot_id, published, index, sprout_model, by_status, degraded}``."""
     index_snapshot = store.read_index_pointer()
     sprout_model = store.read_sprout_model_pointer()
-    if sprout_model and not store.sprout_model_dir(sprout_model).exists():
+    # "none" (switched off) is a choice to publish; a package model has no folder in the store
+    if sprout_model and sprout_model != "none" and not store.sprout_model_dir(sprout_model).exists():
         sprout_model = None
     rows = published_rows(store, index_snapshot, sprout_model)
     fingerprint = _fingerprint(store, rows, index_snapshot, sprout_model)

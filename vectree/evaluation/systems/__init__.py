@@ -20,6 +20,7 @@ fixed-128            MiniLM over fixed 128-token chunks                         
 reranked-dense-rag   dense top-50 reranked by the trained reader ($VECTREE_CROSS_ENCODER: yours)  all
 raptor               RAPTOR, extractive summaries, collapsed tree                   all
 flat                 MiniLM over SproutRAG's 1-2-sentence chunks                    all
+paragraphs           MiniLM over whole paragraphs                                   all
 sprout (+ablations)  SproutRAG through retrieval.sprout                             sent, qa
 ===================  =============================================================  ===========
 """
@@ -117,6 +118,12 @@ def _flat(task):
     return FlatSystem()
 
 
+def _paragraphs(task):
+    from .paragraphs import ParagraphSystem
+
+    return ParagraphSystem()
+
+
 def _sprout(name):
     def make(task):
         from .sprout import SproutSystem
@@ -145,10 +152,12 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
     SystemSpec("reranked-dense-rag", ALL, _reranked, "dense top-50 reranked by the trained reader (or VECTREE_CROSS_ENCODER)"),
     SystemSpec("raptor", ALL, _raptor, "RAPTOR: GMM clusters, extractive summaries, collapsed tree"),
     SystemSpec("flat", ALL, _flat, "MiniLM over SproutRAG's 1-2-sentence chunks (no tree)"),
+    SystemSpec("paragraphs", ALL, _paragraphs, "MiniLM over whole paragraphs (paragraph retrieval)"),
     SystemSpec("sprout", ("sentences", "paper_qa"), _sprout("sprout"), "SproutRAG"),
     SystemSpec("sprout-uniform", ("sentences",), _sprout("sprout-uniform"), "SproutRAG, uniform attention"),
     SystemSpec("sprout-leaves", ("sentences",), _sprout("sprout-leaves"), "SproutRAG, leaf-only retrieval"),
     SystemSpec("sprout-embtree", ("sentences",), _sprout("sprout-embtree"), "SproutRAG, embedding-similarity tree"),
+    SystemSpec("sprout-fixedtau", ("sentences",), _sprout("sprout-fixedtau"), "SproutRAG, untrained threshold"),
     SystemSpec("sprout-token", ("sentences",), _sprout("sprout-token"), "SproutRAG, token-level attention"),
 ]}
 
@@ -158,8 +167,8 @@ DEFAULT_SYSTEMS = {
                  "sprout", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
     "routing": ("vectree", "vectree-no-rerank", "vectree-bm25", "vectree-dense", "bm25", "dense-rag",
                 "reranked-dense-rag", "raptor"),
-    "sentences": ("sprout", "flat", "bm25", "dense-rag", "fixed-128", "reranked-dense-rag", "raptor",
-                  "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-token"),
+    "sentences": ("sprout", "flat", "paragraphs", "bm25", "dense-rag", "fixed-128", "reranked-dense-rag", "raptor",
+                  "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-fixedtau", "sprout-token"),
     "synthesis": ("vectree", "vectree-no-rerank", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
 }
 

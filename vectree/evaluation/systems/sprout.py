@@ -14,12 +14,15 @@ node is the character spans of its chunks, which the sentence scorer counts.
 * ``sprout-embtree``: the tree's structure from the cosine of MiniLM chunk embeddings instead of
   attention; everything else as ``sprout`` (contextual node vectors, query adapter, reranker), so
   only the merge order differs;
+* ``sprout-fixedtau``: the same model with its threshold at its untrained value (``tau_init``,
+  temperature ``tau_temperature_init``) instead of the learned one;
 * ``sprout-token``: the token-level encoder of the reference (MiniLM's token attentions
   averaged into chunk-pair attention in 512-token windows), plain MiniLM vectors and query.
 
 The model: ``$VECTREE_SPROUT_MODEL`` (a folder with ``model.safetensors`` + ``config.json``),
-else the live model of the store ``$VECTREE_STORE`` names.  Without one the variants are
-reported as not run, with the reason.
+else the live model of the store ``$VECTREE_STORE`` names (the package's default model when the
+store chose none).  Without one the variants are reported as not run, with the command that
+trains one.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ VARIANTS = {
     "sprout-uniform": "SproutRAG ablation: uniform attention averaging (alpha = 0)",
     "sprout-leaves": "SproutRAG ablation: leaf-only retrieval (no tree)",
     "sprout-embtree": "SproutRAG ablation: tree from MiniLM embedding similarity, no attention",
+    "sprout-fixedtau": "SproutRAG ablation: untrained threshold tau (the learned one replaced by its initial value)",
     "sprout-token": "SproutRAG ablation: token-level MiniLM attention (512-token windows)",
 }
 
@@ -47,13 +51,11 @@ def find_model_dir() -> str | None:
         return str(settings.sprout_model)
 
     try:
-        from vectree.retrieval.sprout.model import current_model_dir
+        from vectree.retrieval.sprout.model import current_model_dir, default_model_dir
         from vectree.retrieval.store import Store
 
         root = settings.store_root
-        if not root.exists():
-            return None
-        found = current_model_dir(Store(root))
+        found = current_model_dir(Store(root)) if root.exists() else default_model_dir()
         return str(found) if found else None
     except Exception:  # noqa: BLE001 - no store, or the sprout package is incomplete
         return None
@@ -78,8 +80,9 @@ class SproutSystem(RetrieverSystem):
             return f"vectree.retrieval.sprout is not importable ({type(exc).__name__}: {exc})"
         self.model_dir = find_model_dir()
         if not self.model_dir:
-            return ("no trained SproutRAG model: set VECTREE_SPROUT_MODEL to a model folder "
-                    "or train one into the store (`vectree sprout train`)")
+            return ("no trained SproutRAG model: train one with `vectree sprout train` (`--quick`: under two "
+                    "minutes), or set VECTREE_SPROUT_MODEL to a model folder; if SproutRAG was switched off, "
+                    "`vectree sprout list` shows the models and `vectree sprout use NAME` switches one on")
         try:
             self.model = load_model(self.model_dir)
         except Exception as exc:  # noqa: BLE001
@@ -101,12 +104,18 @@ class SproutSystem(RetrieverSystem):
         before = (tr.get("dev_before") or {}).get("mean_ie")
         after = (tr.get("dev_best") or {}).get("mean_ie")
         seed = (tr.get("train_config") or {}).get("seed", "?")
+        data = tr.get("data") or {}
+        sources = data.get("sources") or ["hotpotqa", "qasper"]
+        kind = "benchmark model, never shipped" if data.get("benchmark_model") else "licence-compatible data"
         return [f"sprout*: SproutRAG model `{cfg.model_id}` ({self.model.n_parameters():,} parameters, base "
-                f"{cfg.base_encoder}; trained on the HotpotQA + QASPER train splits, seed {seed}, dev IE "
-                f"{before} -> {after}, best epoch {tr.get('best_epoch')})"]
+                f"{cfg.base_encoder}; trained on the {' + '.join(sources)} train splits ({kind}), seed {seed}, "
+                f"dev IE {before} -> {after}, best epoch {tr.get('best_epoch')})"]
 
     def _params(self):
         overrides = {"leaves_only": True} if self.name == "sprout-leaves" else {}
+        if self.name == "sprout-fixedtau":
+            overrides = {"tau": float(self.model.config.tau_init),
+                         "tau_temperature": float(self.model.config.tau_temperature_init)}
         return self.model.search_params(**overrides)
 
     def index(self, docs: Sequence[Doc]) -> None:
@@ -145,7 +154,7 @@ class SproutSystem(RetrieverSystem):
 
         para = [c.paragraph for c in chunks]
         weights = np.asarray([c.n_sentences for c in chunks], dtype=np.float64)
-        if self.name in ("sprout", "sprout-leaves"):
+        if self.name in ("sprout", "sprout-leaves", "sprout-fixedtau"):
             return self.model.document_tree(x, para, weights).tree
         if self.name == "sprout-uniform":
             return self.model.document_tree(x, para, weights, uniform_alpha=True).tree

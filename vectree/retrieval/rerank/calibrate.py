@@ -256,8 +256,6 @@ def calibrate(dev: Sequence, readings: Sequence, cosines: Sequence[float] | None
                    "answer": {"coef": [float(c) for c in coef], "intercept": icpt,
                               "features": ["top_relevance_logit", "margin_to_second", "answer_type_prob"],
                               "abstain_below": abstain}}
-    from .train import group_metrics
-
     fused = group_metrics(dev, probs)
     summary = {"relevance_ece": round(rel_ece, 4), "answer_ece": round(ans_ece, 4),
                "fused_mrr": round(fused["mrr"], 4), "fused_p_at_1": round(fused["p_at_1"], 4),
@@ -276,3 +274,20 @@ def calibrate(dev: Sequence, readings: Sequence, cosines: Sequence[float] | None
                "relevance_bins": rel_bins, "answer_bins": ans_bins, "abstain_curve": decisions,
                "evidence_curve": ev_curve}
     return calibration, figures
+
+
+def group_metrics(examples: Sequence[Example], scores: np.ndarray) -> dict[str, float]:
+    """MRR and P@1 of the first positive within each group (groups with a positive and a negative)."""
+    groups: dict[str, list[tuple[float, int]]] = {}
+    for e, s in zip(examples, scores):
+        groups.setdefault(e.group, []).append((float(s), e.rel))
+    rr, p1 = [], []
+    for items in groups.values():
+        if not any(r for _, r in items) or all(r for _, r in items):
+            continue
+        ranked = sorted(items, key=lambda t: -t[0])
+        first = next(i for i, (_, r) in enumerate(ranked) if r)
+        rr.append(1.0 / (first + 1))
+        p1.append(1.0 if first == 0 else 0.0)
+    return {"mrr": float(np.mean(rr)) if rr else 0.0, "p_at_1": float(np.mean(p1)) if p1 else 0.0,
+            "groups": len(rr)}

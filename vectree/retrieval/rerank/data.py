@@ -176,7 +176,7 @@ def _qasper_split(article: str) -> str:
 
 
 def qasper_examples(data_dir: Path, rng: random.Random, excluded: set[str]) -> list[Example]:
-    from vectree.evaluation.datasets import matches_reference
+    from vectree.retrieval.datasets import matches_reference
 
     path = data_dir / "qasper" / "dev-questions" / "dev_question_dict.json"
     data = json.loads(path.read_text(encoding="utf-8"))

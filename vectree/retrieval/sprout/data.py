@@ -9,8 +9,15 @@ Sources (folders laid out like ``../shared/data``):
 * **QASPER dev evidence** (``qasper/dev-questions/dev_question_dict.json``): one document per
   article, the union of its questions' evidence paragraphs; positives = the chunks matching a
   question's highlighted evidence (its evidence paragraphs when nothing matches).  The other
-  files of ``qasper/`` are the evaluation harness's QASPER benchmark and are never trained on;
-  DragonBall is never trained on (benchmark only, and its licence forbids shipping derivatives).
+  files of ``qasper/`` are the evaluation harness's QASPER benchmark and are never trained on.
+* **DragonBall** (``dragonball/``, only when asked for: ``sources=(..., "dragonball")``): the
+  shared queries split by query id into ``train`` (60%) and ``dev`` (40%, :func:`dragonball_split`);
+  the evaluation reports DragonBall on the dev queries.  Its licence (CC-BY-NC-SA) forbids shipping
+  derivatives: a model trained with it is a *benchmark model* (``info["benchmark_model"]``, said in
+  its model card) and never the package's default.
+
+The default sources, HotpotQA + QASPER (:data:`SHIPPABLE_SOURCES`), are licence-compatible: the
+package's default model is trained on them alone.
 
 Splits are a fixed function of the item id (:func:`split_of`), so they are reproducible and
 independent of file order: HotpotQA questions go 45% ``train``, 15% ``dev`` (model selection),
@@ -87,7 +94,7 @@ def _doc_from_chunks(key: str, source: str, split: str, chunks: list[Chunk]) -> 
 
 def hotpotqa_docs(data_dir: Path) -> list[TrainDoc]:
     """One :class:`TrainDoc` per IRCoT question (every split; filter on ``.split``)."""
-    from vectree.evaluation.datasets import load_hotpotqa
+    from vectree.retrieval.datasets import load_hotpotqa
 
     bench = load_hotpotqa(data_dir / "hotpotqa", sources=("ircot",))
     out = []
@@ -102,9 +109,53 @@ def hotpotqa_docs(data_dir: Path) -> list[TrainDoc]:
     return out
 
 
+DRAGONBALL_SPLITS = (("train", 0.6), ("dev", 0.4))
+DRAGONBALL_DIR = Path("dragonball")
+SOURCES = ("hotpotqa", "qasper", "dragonball")
+# licence-compatible sources: a model trained on them may ship; DragonBall (CC-BY-NC-SA) may not
+SHIPPABLE_SOURCES = ("hotpotqa", "qasper")
+
+
+def dragonball_split(query_id: str) -> str:
+    """``train`` / ``dev`` for a DragonBall query id (split by query: the benchmark's hidden
+    questions are other questions on the same documents)."""
+    return split_of(f"dragonball:{query_id}", DRAGONBALL_SPLITS)
+
+
+def dragonball_docs(data_dir: Path) -> list[TrainDoc]:
+    """DragonBall (English) documents with the shared queries whose gold lies in them; each
+    document appears once per split that has queries on it (``train`` / ``dev`` by query id, see
+    :func:`dragonball_split`), so no dev query is ever trained on.  Positives = the chunks holding
+    a gold sentence (the benchmark's reference-matching rule).  Benchmark use only: a model trained
+    with these is a *benchmark model* and never ships (the data is CC-BY-NC-SA)."""
+    from vectree.retrieval.datasets import load_dragonball
+
+    bench = load_dragonball(data_dir / DRAGONBALL_DIR)
+    chunked = {}
+    out: dict[tuple[str, str], TrainDoc] = {}
+    for q in bench.queries:
+        if not q.gold:
+            continue
+        split = dragonball_split(q.query_id)
+        for doc_id in sorted({d for d, _ in q.gold}):
+            doc = bench.documents[doc_id]
+            if doc_id not in chunked:
+                chunked[doc_id] = chunk_text(doc.text)
+            chunks = chunked[doc_id]
+            gold_spans = [doc.sentences[i] for d, i in q.gold if d == doc_id]
+            pos = [c.index for c in chunks if any(c.start <= a and b <= c.end for a, b in gold_spans)]
+            if not pos or len(pos) == len(chunks):
+                continue
+            key = (doc_id, split)
+            if key not in out:
+                out[key] = _doc_from_chunks(f"{doc_id}@{split}", "dragonball", split, chunks)
+            out[key].queries.append(TrainQuery(q.text, pos))
+    return [out[k] for k in sorted(out)]
+
+
 def qasper_docs(data_dir: Path) -> list[TrainDoc]:
     """One :class:`TrainDoc` per QASPER dev article (every split)."""
-    from vectree.evaluation.datasets import matches_reference
+    from vectree.retrieval.datasets import matches_reference
 
     path = data_dir / QASPER_DEV_FILE
     if not path.exists():
@@ -142,22 +193,34 @@ def qasper_docs(data_dir: Path) -> list[TrainDoc]:
     return out
 
 
-def resolve_training_data(data_dir: str | os.PathLike | None = None) -> Path:
-    """The training-data folder: ``data_dir``, else the ``training_data`` setting
-    (``$VECTREE_TRAINING_DATA``), else ``../shared/data`` relative to the repository; a clear
-    error when it is not there."""
+SOURCE_FILES = {"hotpotqa": [HOTPOT_FILE], "qasper": [QASPER_DEV_FILE],
+                "dragonball": [DRAGONBALL_DIR / "dragonball_docs.jsonl", DRAGONBALL_DIR / "queries_finance_en.jsonl"]}
+
+
+def check_sources(sources: Sequence[str]) -> tuple[str, ...]:
+    unknown = sorted(set(sources) - set(SOURCES))
+    if unknown or not sources:
+        raise ValueError(f"unknown training sources {unknown or '(none given)'}; choose from {', '.join(SOURCES)}")
+    return tuple(s for s in SOURCES if s in sources)
+
+
+def resolve_training_data(data_dir: str | os.PathLike | None = None,
+                          sources: Sequence[str] = SHIPPABLE_SOURCES) -> Path:
+    """The training-data folder: ``data_dir``, else ``$VECTREE_TRAINING_DATA``, else
+    ``../shared/data`` relative to the repository; a clear error when it is not there."""
     if data_dir is None:
         from vectree.retrieval.config import load_settings
 
         data_dir = load_settings().training_data_dir
     path = Path(data_dir)
-    needed = [path / HOTPOT_FILE, path / QASPER_DEV_FILE]
+    needed = [path / f for src in check_sources(sources) for f in SOURCE_FILES[src]]
     missing = [str(p) for p in needed if not p.exists()]
     if missing:
         raise TrainingDataError(
             "SproutRAG training data not found: missing " + ", ".join(missing)
-            + ". Point VECTREE_TRAINING_DATA at a folder laid out like ../shared/data "
-            "(hotpotqa/ircot_format_dev_subsampled.jsonl and qasper/dev-questions/dev_question_dict.json)."
+            + ". Point VECTREE_TRAINING_DATA (or --data) at a folder laid out like ../shared/data "
+            "(hotpotqa/ircot_format_dev_subsampled.jsonl, qasper/dev-questions/dev_question_dict.json, "
+            "and for --source dragonball dragonball/*.jsonl)."
         )
     return path
 
@@ -232,21 +295,30 @@ def file_sha256(path: Path) -> str:
 def build_training_set(data_dir: str | os.PathLike | None = None, *, quick: bool = False,
                        cache_dir: str | os.PathLike | None = None, embedder=None,
                        max_docs: dict[str, int] | None = None,
-                       log: Callable[[str], None] | None = None) -> TrainingSet:
+                       log: Callable[[str], None] | None = None,
+                       sources: Sequence[str] = SHIPPABLE_SOURCES) -> TrainingSet:
     """Read HotpotQA + QASPER, chunk, embed with MiniLM; HotpotQA ``test`` questions are dropped
     here so they can never reach training or model selection.
 
-    ``quick``: a small subset (about 60 training and 20 dev documents per source) for a
-    training run of about a minute.  ``max_docs``: ``{"<source>/<split>": n}`` caps, first by id.
+    ``quick``: a small subset (40 training and 15 dev documents per source, fewer of DragonBall's
+    long reports) for a training run well under two minutes.  ``max_docs``: ``{"<source>/<split>": n}`` caps, first by id.
     ``log``: receives progress lines (documents read, chunks embedded so far, ETA).
     """
     from .encoder import embed_texts
 
-    root = resolve_training_data(data_dir)
-    docs = [d for d in hotpotqa_docs(root) if d.split != "test"] + qasper_docs(root)
+    sources = check_sources(sources)
+    root = resolve_training_data(data_dir, sources)
+    docs: list[TrainDoc] = []
+    if "hotpotqa" in sources:
+        docs += [d for d in hotpotqa_docs(root) if d.split != "test"]
+    if "qasper" in sources:
+        docs += qasper_docs(root)
+    if "dragonball" in sources:
+        docs += dragonball_docs(root)
     caps = dict(max_docs or {})
     if quick:
-        for key, n in {"hotpotqa/train": 60, "hotpotqa/dev": 20, "qasper/train": 60, "qasper/dev": 20}.items():
+        for key, n in {"hotpotqa/train": 40, "hotpotqa/dev": 15, "qasper/train": 40, "qasper/dev": 15,
+                       "dragonball/train": 20, "dragonball/dev": 10}.items():
             caps.setdefault(key, n)
     if caps:
         kept, count = [], {}
@@ -280,11 +352,15 @@ def build_training_set(data_dir: str | os.PathLike | None = None, *, quick: bool
     emb = embedder or get_embedder()
     info = {
         "data_dir": str(root),
-        "files": {str(p): file_sha256(root / p) for p in (HOTPOT_FILE, QASPER_DEV_FILE)},
+        "files": {str(p): file_sha256(root / p) for src in sources for p in SOURCE_FILES[src]},
+        "sources": list(sources),
+        # DragonBall is CC-BY-NC-SA: anything trained on it is a benchmark model, never shipped
+        "benchmark_model": "dragonball" in sources,
         "base_encoder": emb.info.name,
         "base_dim": emb.info.dim,
         "quick": quick,
-        "split_rule": f"sha256('{SPLIT_SALT}:' + id); hotpotqa {HOTPOT_SPLITS}, qasper {QASPER_SPLITS}",
+        "split_rule": f"sha256('{SPLIT_SALT}:' + id); hotpotqa {HOTPOT_SPLITS} by question id, qasper "
+                      f"{QASPER_SPLITS} by article id, dragonball {DRAGONBALL_SPLITS} by query id ('dragonball:' + id)",
     }
     ts = TrainingSet(docs, xs, xqs, info)
     ts.info["summary"] = ts.summary()

@@ -249,34 +249,200 @@ def load_model(folder: str | os.PathLike, *, check_embedder: bool = True) -> Spr
 
 
 # ---- models in a store ---------------------------------------------------------------------
+#
+# ``<store>/sprout/models/CURRENT`` says which model is live: a model id (a folder beside it, or
+# the package's default model), or ``none`` (SproutRAG switched off: ``search_within_paper`` uses
+# plain passages).  Without the file the package's default model is live, when one ships
+# (``vectree/models/sprout/<id>/``; ``$VECTREE_SPROUT_DEFAULT_MODEL`` names another folder, or
+# ``none`` for no default).  ``vectree sprout list`` / ``vectree sprout use NAME|none`` read and
+# switch it.
+OFF = "none"
+PACKAGED_DIR = Path(__file__).resolve().parents[2] / "models" / "sprout"
+
+
+class SproutOffError(SproutUnavailableError):
+    """SproutRAG is switched off in this store (``vectree sprout use none``)."""
+
+
 def models_dir(store) -> Path:
     return Path(store.sprout_models_dir)
 
 
-def current_model_dir(store) -> Path | None:
-    """The live model's folder in ``store`` (a snapshot view: the model it was published with),
-    or ``None`` when none was trained."""
-    model_id = store.read_sprout_model_pointer()
-    if not model_id:
+def default_model_dir() -> Path | None:
+    """The package's default model (trained on licence-compatible data only), or ``None``."""
+    from vectree.retrieval.config import load_settings
+
+    env = load_settings().sprout_default_model  # VECTREE_SPROUT_DEFAULT_MODEL
+    if env is not None:
+        if env.strip().lower() in ("", OFF):
+            return None
+        folder = Path(env)
+        return folder if (folder / WEIGHTS_FILE).exists() else None
+    if not PACKAGED_DIR.is_dir():
         return None
-    folder = store.sprout_model_dir(model_id)
-    return folder if (folder / WEIGHTS_FILE).exists() else None
+    found = sorted(p for p in PACKAGED_DIR.iterdir() if (p / WEIGHTS_FILE).exists())
+    return found[-1] if found else None
 
 
-def publish_model(store, model: SproutModel) -> Path:
-    """Save ``model`` under ``<store>/sprout/models/<model_id>`` and make it the live one."""
+def model_dir_by_id(store, model_id: str) -> Path | None:
+    """A model's folder by id: the store's models first, then the package's default."""
+    folder = models_dir(store) / model_id
+    if (folder / WEIGHTS_FILE).exists():
+        return folder
+    default = default_model_dir()
+    if default is not None and model_id in (default.name, _config_id(default)):
+        return default
+    return None
+
+
+def _config_id(folder: Path) -> str:
+    try:
+        return json.loads((folder / CONFIG_FILE).read_text()).get("model_id") or folder.name
+    except (OSError, ValueError):
+        return folder.name
+
+
+def live_choice(store) -> str | None:
+    """What ``CURRENT`` says: a model id, ``"none"`` (switched off), or ``None`` (no choice made)."""
+    # through the store: a snapshot view answers with the model it was published with
+    return store.read_sprout_model_pointer()
+
+
+def sprout_switched_off(store) -> bool:
+    return live_choice(store) == OFF
+
+
+def current_model_dir(store) -> Path | None:
+    """The live model's folder in ``store`` (or the package's default when the store chose none),
+    or ``None`` when SproutRAG is switched off or no model exists."""
+    choice = live_choice(store)
+    if choice == OFF:
+        return None
+    if choice is None:
+        return default_model_dir()
+    return model_dir_by_id(store, choice)
+
+
+def set_live_model(store, model_id: str) -> Path | None:
+    """Make ``model_id`` the live model (``"none"``: switch SproutRAG off); returns its folder."""
+    from vectree.retrieval.store import atomic_write_bytes
+
+    if model_id != OFF:
+        folder = model_dir_by_id(store, model_id)
+        if folder is None:
+            known = ", ".join(m["model_id"] for m in list_models(store)) or "none yet"
+            raise ModelNotFoundError(f"no SproutRAG model {model_id!r} in {models_dir(store)} (known: {known}); "
+                                     "`vectree sprout list` shows them, `vectree sprout train` trains one")
+        load_model(folder)  # refuse a broken or incompatible model before it goes live
+    store.write_sprout_model_pointer(model_id)
+    return None if model_id == OFF else model_dir_by_id(store, model_id)
+
+
+def model_summary(folder: Path) -> dict[str, Any]:
+    """What ``vectree sprout list`` shows of one model (read from its config, no weights loaded)."""
+    cfg = json.loads((folder / CONFIG_FILE).read_text())
+    tr = cfg.get("training") or {}
+    data = tr.get("data") or {}
+    return {
+        "model_id": cfg.get("model_id") or folder.name, "path": str(folder), "created": cfg.get("created", ""),
+        "sources": sorted({k.split("/")[0] for k in (data.get("summary") or {})}),
+        "benchmark_model": bool(data.get("benchmark_model")),
+        "dev_ie_before": (tr.get("dev_before") or {}).get("mean_ie"),
+        "dev_ie_after": (tr.get("dev_best") or {}).get("mean_ie"),
+        "training_seconds": tr.get("seconds"),
+    }
+
+
+def list_models(store) -> list[dict[str, Any]]:
+    """Every model the store can use (its own and the package's default), the live one marked."""
+    live = current_model_dir(store)
+    out = []
+    folders = sorted(p for p in models_dir(store).iterdir() if (p / WEIGHTS_FILE).exists()) \
+        if models_dir(store).is_dir() else []
+    default = default_model_dir()
+    for folder, origin in [(f, "store") for f in folders] + ([(default, "package default")] if default else []):
+        try:
+            row = model_summary(folder)
+        except (OSError, ValueError) as exc:
+            row = {"model_id": folder.name, "path": str(folder), "error": str(exc)}
+        row["origin"] = origin
+        row["live"] = live is not None and folder.resolve() == live.resolve()
+        out.append(row)
+    return out
+
+
+def publish_model(store, model: SproutModel, *, make_live: bool = True) -> Path:
+    """Save ``model`` under ``<store>/sprout/models/<model_id>``; with ``make_live`` (default) it
+    becomes the live one."""
     if not model.config.model_id:
         raise ValueError("a published model needs a model_id")
-    folder = save_model(model, store.sprout_model_dir(model.config.model_id))
-    store.write_sprout_model_pointer(model.config.model_id)
+    folder = save_model(model, models_dir(store) / model.config.model_id)
+    if make_live:
+        set_live_model(store, model.config.model_id)
     return folder
 
 
 def load_current_model(store) -> SproutModel:
     folder = current_model_dir(store)
     if folder is None:
+        if sprout_switched_off(store):
+            raise SproutOffError(f"SproutRAG is switched off in {store.root}; `vectree sprout use NAME` "
+                                 "switches a model back on (`vectree sprout list` shows them)")
         raise ModelNotFoundError(
             f"no trained SproutRAG model in {store.sprout_dir}; run `vectree sprout train` "
             "(or materialise sprout_model with config train: true)"
         )
     return load_model(folder)
+
+
+CARD_FILE = "MODEL_CARD.md"
+
+
+def model_card(model: SproutModel) -> str:
+    """A model card: what the model is, what it was trained on (and so where it may go), its dev
+    figures, how long training took, and how to use or roll it back."""
+    cfg = model.config
+    tr = cfg.training or {}
+    data = tr.get("data") or {}
+    sources = data.get("sources") or ["hotpotqa", "qasper"]
+    bench = bool(data.get("benchmark_model"))
+    lines = [f"# SproutRAG model `{cfg.model_id}`", ""]
+    if bench:
+        lines += ["**Benchmark model: never ship it.** It was trained with DragonBall (CC-BY-NC-SA-4.0, "
+                  "non-commercial, share-alike); use it only to measure SproutRAG on that benchmark.", ""]
+    else:
+        lines += ["Trained on licence-compatible data only (" + " + ".join(sources) + "; no DragonBall).", ""]
+    lines += [f"- created: {cfg.created}", f"- base encoder: {cfg.base_encoder} ({cfg.base_dim} dimensions)",
+              f"- parameters: {model.n_parameters():,}",
+              f"- training: {tr.get('seconds')} s on {((tr.get('train_config') or {}).get('threads'))} threads, "
+              f"seed {(tr.get('train_config') or {}).get('seed')}, best encoder epoch {tr.get('best_epoch')}, "
+              f"best reranker epoch {tr.get('best_rerank_epoch')}",
+              f"- learned threshold tau: {tr.get('tau_after')}", "", "## Data", "",
+              f"Sources: {', '.join(sources)}.  Split rule: {data.get('split_rule', '')}.",
+              "DragonBall, when used, is split by query: its dev queries are never trained on, and the "
+              "evaluation reports DragonBall on them." if bench else
+              "HotpotQA `test` questions are never trained on or selected with.", "",
+              "| source/split | docs | queries | chunks |", "|---|---:|---:|---:|"]
+    for key, v in sorted((data.get("summary") or {}).items()):
+        lines.append(f"| {key} | {v['docs']} | {v['queries']} | {v['chunks']} |")
+    lines += ["", "Files (sha256):", ""] + [f"- `{p}` {h[:12]}" for p, h in sorted((data.get("files") or {}).items())]
+    lines += ["", "## Dev figures (IE = recall x precision of the returned sentences)", "",
+              "| source | IE@1 before | IE@1 after | IE@3 before | IE@3 after | IE@5 before | IE@5 after |",
+              "|---|---:|---:|---:|---:|---:|---:|"]
+    before, after = tr.get("dev_before") or {}, tr.get("dev_best") or {}
+    for src in sorted(k for k, v in after.items() if isinstance(v, dict)):
+        b, a = before.get(src) or {}, after[src]
+        lines.append(f"| {src} | " + " | ".join(f"{b.get(f'ie@{k}', '')} | {a.get(f'ie@{k}', '')}" for k in (1, 3, 5)) + " |")
+    lines += ["", f"Mean dev IE: {before.get('mean_ie')} (untrained, cosine rerank) -> {after.get('mean_ie')}.", "",
+              "## Use", "", f"- make it live in a store: `vectree sprout use {cfg.model_id}`",
+              "- switch SproutRAG off (plain passages): `vectree sprout use none`; list models: `vectree sprout list`",
+              f"- evaluate it: `VECTREE_SPROUT_MODEL=<this folder> vectree eval ... --system sprout`", ""]
+    return "\n".join(lines)
+
+
+def write_model_card(folder: str | os.PathLike, model: SproutModel) -> Path:
+    from vectree.retrieval.store import atomic_write_bytes
+
+    path = Path(folder) / CARD_FILE
+    atomic_write_bytes(path, model_card(model).encode())
+    return path

@@ -27,7 +27,10 @@ import numpy as np
 import pyarrow as pa
 
 from .chunks import Chunk, chunk_pages
-from .model import ModelNotFoundError, SproutModel, SproutUnavailableError, current_model_dir, load_model, models_dir
+from .model import (
+    ModelNotFoundError, SproutModel, SproutOffError, SproutUnavailableError, current_model_dir, load_model,
+    model_dir_by_id, sprout_switched_off,
+)
 from .tree import Tree, tree_from_merges
 
 MAX_TEXT_CHUNKS = 64
@@ -137,7 +140,7 @@ _tree_cache: dict[tuple[str, str], tuple[Any, PaperTree]] = {}
 
 def model_for(store, model_id: str | None = None) -> SproutModel:
     """The model with ``model_id`` (default: the live one), loaded once per process."""
-    folder = store.sprout_model_dir(model_id) if model_id else current_model_dir(store)
+    folder = model_dir_by_id(store, model_id) if model_id else current_model_dir(store)
     if folder is None or not folder.exists():
         raise ModelNotFoundError(
             f"no trained SproutRAG model{' ' + model_id if model_id else ''} in {store.sprout_dir}; "
@@ -212,6 +215,9 @@ def retrieve_papers(store, query: str, k: int = 5, doc_ids: Sequence[str] | None
     """
     from .encoder import embed_texts
 
+    if sprout_switched_off(store):
+        raise SproutOffError(f"SproutRAG is switched off in {store.root} (`vectree sprout use none`); "
+                             "`vectree sprout use NAME` switches a model back on")
     if doc_ids is None:
         folder = trees_dir(store)
         doc_ids = sorted(p.name[:-len(".lance")] for p in folder.glob("*.lance")) if folder.exists() else []

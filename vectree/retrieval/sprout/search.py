@@ -54,7 +54,9 @@ class SearchParams:
     min_results: int = 1  # return at least this many nodes even when none passes tau
     route_docs: int | None = 8  # search only the best documents (by best leaf), None: all
     leaves_only: bool = False  # ablation: candidates are the leaves only, no tree
-    fill_k: bool = False  # ablation: always return k nodes (no early stop of the expected-IE greedy)
+    # k means k: return k distinct nodes whenever the documents have k leaves; False stops where the
+    # expected-IE greedy stops gaining (the earlier behaviour, kept for comparison)
+    fill_k: bool = True
     max_sentences: int | None = 40  # nodes larger than this are traversed but never returned
 
     def __post_init__(self) -> None:
@@ -185,33 +187,60 @@ def node_features(tree: Tree, leaf_scores: np.ndarray, node_scores: np.ndarray, 
 
 
 def _select(doc: np.ndarray, lo: np.ndarray, hi: np.ndarray, score: np.ndarray, expected: np.ndarray,
-            weight: np.ndarray, greedy_ie: bool, k: int, fill_k: bool) -> list[int]:
-    """Indices of at most ``k`` candidates, none nested in another (vectorised).
+            weight: np.ndarray, greedy_ie: bool, k: int, fill_k: bool, got: float = 0.0,
+            cost: float = 0.0, capacity: int | None = None) -> list[int]:
+    """Indices of at most ``k`` candidates, none nested in another (vectorised), in the order picked.
 
     Nodes of one tree either nest or are disjoint, so two candidates conflict exactly when they
-    are in the same document and their leaf intervals ``[lo, hi)`` intersect.
+    are in the same document and their leaf intervals ``[lo, hi)`` intersect.  The expected-IE
+    greedy picks, at every step, the node that gives the set picked so far the highest expected
+    recall x precision (``got``/``cost``: the expected relevant and returned sentences of nodes
+    picked before, by an earlier tier); without ``fill_k`` it stops when no node raises it.
+    ``capacity`` (the leaves no picked node covers yet): a node is only picked while the leaves
+    left beside it still hold the rest of the ``k``, so k distinct nodes exist whenever k leaves do.
     """
     alive = np.ones(len(doc), dtype=bool)
+    size = hi - lo
     chosen: list[int] = []
-    got = cost = best = 0.0
+    best = got * got / cost if cost else 0.0
     while alive.any() and len(chosen) < k:
+        ok = alive if capacity is None else alive & (size <= capacity - (k - len(chosen) - 1))
+        if not ok.any():
+            break
         if greedy_ie:
-            value = np.where(alive, (got + expected) ** 2 / (cost + weight), -np.inf)
+            value = np.where(ok, (got + expected) ** 2 / (cost + weight), -np.inf)
         else:
-            value = np.where(alive, score, -np.inf)
+            value = np.where(ok, score, -np.inf)
         i = int(np.argmax(value))
-        if greedy_ie and chosen and value[i] <= best and not fill_k:
+        if greedy_ie and (chosen or cost) and value[i] <= best and not fill_k:
             break  # nothing left raises the expected recall x precision
         chosen.append(i)
         got, cost, best = got + expected[i], cost + weight[i], float(value[i])
+        if capacity is not None:
+            capacity -= int(size[i])
         alive &= ~((doc == doc[i]) & (lo < hi[i]) & (lo[i] < hi))
     return chosen
+
+
+def _disjoint_from(doc, lo, hi, taken: list[tuple[int, int, int]]) -> np.ndarray:
+    """Mask of the candidates that nest in none of the ``taken`` ``(doc, lo, hi)`` nodes."""
+    keep = np.ones(len(doc), dtype=bool)
+    for d, a, b in taken:
+        keep &= ~((doc == d) & (lo < b) & (a < hi))
+    return keep
 
 
 def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams, k: int | None = None,
                   node_units: Sequence[np.ndarray] | None = None,
                   node_scorer: Callable[[np.ndarray], np.ndarray] | None = None) -> list[Candidate]:
     """Search several documents' trees for one query vector and merge (see the module docstring).
+
+    Returns ``k`` distinct nodes, none nested in another, ranked, whenever the searched documents
+    have ``k`` leaves between them (with ``fill_k``, the default): candidates are taken in tiers
+    -- the nodes the beam search visited that pass ``tau``, then the other visited ones, then every
+    other node of the routed documents, then those of the documents routing left out -- and each
+    tier continues the expected-IE greedy of the tiers before it.  Without ``fill_k`` the result
+    stops where the greedy stops raising the expected IE (at least ``min_results`` nodes).
 
     ``node_units`` (optional, per tree): the normalised node vectors, precomputed by the caller
     to save the normalisation on every query.  ``node_scorer`` (needed by ``rerank="learned"``):
@@ -231,13 +260,16 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
         order = np.argsort(-best_leaf, kind="stable")[: params.route_docs]
     best_leaf = max(float(scores[d][: trees[d].n_leaves].max()) for d in order)
     best_node = max(float(scores[d].max()) for d in order)
-    parts = []
-    for d in order:
+    features: dict[int, np.ndarray] = {}
+
+    def candidates(d: int, nodes: np.ndarray):
+        """The candidate arrays of ``nodes`` of document ``d``: what the reranker makes of them."""
         t, s = trees[d], scores[d]
-        nodes = np.arange(t.n_leaves) if params.leaves_only else np.array(beam_search(t, s, params.beam_width))
         if params.rerank == "learned":
+            if d not in features:
+                features[d] = node_features(t, s[: t.n_leaves], s, best_leaf, best_node)
             # the reranker's logit is the candidate score: tau gates it, sigmoid(logit) estimates precision
-            logit = node_scorer(node_features(t, s[: t.n_leaves], s, best_leaf, best_node)[nodes])
+            logit = node_scorer(features[d][nodes])
             expected = t.weight[nodes] / (1.0 + np.exp(-logit))
             gate, rank = logit, logit
         elif params.rerank == "expected_ie":
@@ -249,38 +281,65 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
         else:
             expected = np.zeros(len(nodes))
             gate, rank = s[nodes], s[nodes]
-        parts.append((np.full(len(nodes), d), nodes, s[nodes], expected, t.weight[nodes], t.lo[nodes], t.hi[nodes],
-                      gate, rank))
-    doc, node, score, expected, weight, lo, hi, gate, rank = (np.concatenate(c) for c in zip(*parts))
+        return (np.full(len(nodes), d), nodes, s[nodes], expected, t.weight[nodes], t.lo[nodes], t.hi[nodes],
+                gate, rank)
+
+    def stack(parts):
+        if not parts:
+            return None
+        return [np.concatenate(c) for c in zip(*parts)]
+
+    visited = {int(d): (np.arange(trees[d].n_leaves) if params.leaves_only
+                        else np.array(beam_search(trees[d], scores[d], params.beam_width))) for d in order}
+    pool = stack([candidates(d, nodes) for d, nodes in visited.items()])
+    doc, node, score, expected, weight, lo, hi, gate, rank = pool
     greedy = params.rerank != "cosine"
     # an answer unit must stay readable: huge nodes (a whole long paper) are never returned
     size_ok = weight <= params.max_sentences if params.max_sentences else np.ones(len(weight), dtype=bool)
     if not size_ok.any():
         size_ok[:] = True
     passed = (gate >= params.tau) & size_ok
-    idx = np.flatnonzero(passed)
-    chosen = [int(idx[i]) for i in _select(doc[idx], lo[idx], hi[idx], rank[idx], expected[idx], weight[idx],
-                                           greedy, k, params.fill_k)]
-    want = min(params.min_results, k)
-    if len(chosen) < want:
+    picked: list[tuple] = []  # (doc, node, score, expected, weight, rank, lo, hi)
+    got = cost = 0.0
+    # leaves not yet covered by a picked node (all documents): what k distinct nodes can still use
+    capacity = sum(t.n_leaves for t in trees) if params.fill_k else None
+    if capacity is not None:
+        k = min(k, capacity)
+
+    def take(arrays, mask, limit, fill):
+        nonlocal got, cost, capacity
+        d_, n_, s_, e_, w_, lo_, hi_, _, r_ = arrays
+        idx = np.flatnonzero(mask & _disjoint_from(d_, lo_, hi_, [(p[0], p[6], p[7]) for p in picked]))
+        for i in _select(d_[idx], lo_[idx], hi_[idx], r_[idx], e_[idx], w_[idx], greedy, limit, fill, got, cost,
+                         capacity):
+            j = idx[i]
+            picked.append((int(d_[j]), int(n_[j]), float(s_[j]), float(e_[j]), float(w_[j]), float(r_[j]),
+                           int(lo_[j]), int(hi_[j])))
+            got, cost = got + float(e_[j]), cost + float(w_[j])
+            if capacity is not None:
+                capacity -= int(hi_[j] - lo_[j])
+
+    take(pool, passed, k, params.fill_k)
+    if params.fill_k:
+        # k means k: the rest of the beam, then the rest of the routed documents, then the others
+        take(pool, ~passed & size_ok, k - len(picked), True)
+        for tier_docs in ([d for d in order], [d for d in range(len(trees)) if d not in visited]):
+            if len(picked) >= k:
+                break
+            parts = []
+            for d in tier_docs:
+                seen = visited.get(int(d))
+                nodes = np.arange(trees[d].n_leaves if params.leaves_only else trees[d].n_nodes)
+                if seen is not None:
+                    nodes = np.setdiff1d(nodes, seen, assume_unique=True)
+                if len(nodes):
+                    parts.append(candidates(int(d), nodes))
+            more = stack(parts)
+            if more is None:
+                continue
+            ok = more[4] <= params.max_sentences if params.max_sentences else np.ones(len(more[4]), dtype=bool)
+            take(more, ok, k - len(picked), True)
+    elif len(picked) < min(params.min_results, k):
         # nothing (or too little) passed tau: the best of the rest, by the same reranker, not nesting
-        rest = np.flatnonzero(~passed & size_ok)
-        keep = np.ones(len(rest), dtype=bool)
-        for c in chosen:
-            keep &= ~((doc[rest] == doc[c]) & (lo[rest] < hi[c]) & (lo[c] < hi[rest]))
-        rest = rest[keep]
-        extra = _select(doc[rest], lo[rest], hi[rest], rank[rest], expected[rest], weight[rest], greedy,
-                        want - len(chosen), True)
-        chosen += [int(rest[i]) for i in extra]
-    out = []
-    for i in chosen:
-        out.append(Candidate(int(doc[i]), int(node[i]), float(score[i]), float(expected[i]), float(weight[i]),
-                             float(rank[i])))
-    return out
-
-
-def retrieve_in_paper(store, doc_id: str, query: str, k: int = 5, **overrides):
-    """SproutRAG nodes of one stored paper; see :func:`vectree.retrieval.sprout.papers.retrieve_in_paper`."""
-    from .papers import retrieve_in_paper as _retrieve
-
-    return _retrieve(store, doc_id, query, k, **overrides)
+        take(pool, ~passed & size_ok, min(params.min_results, k) - len(picked), True)
+    return [Candidate(d, n, s, e, w, r) for d, n, s, e, w, r, _, _ in picked]
