@@ -48,7 +48,8 @@ def time_command(argv: list[str], runs: int) -> tuple[list[float], list[float]]:
     for _ in range(runs):
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         started = time.perf_counter()
-        proc = subprocess.run(argv, capture_output=True, text=True, env={**os.environ, "COLUMNS": "100"})
+        # env(1) sets the width for the child alone; this script reads no environment itself
+        proc = subprocess.run(["env", "COLUMNS=100", *argv], capture_output=True, text=True)
         walls.append(time.perf_counter() - started)
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpus.append((after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime))

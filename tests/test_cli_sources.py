@@ -139,7 +139,8 @@ def test_ask_uses_a_running_service_and_loads_no_model_itself(corpus_store):
 
 
 def _artefacts(store, doc_id):
-    return [p for p in store.per_paper_paths(doc_id) if p.exists()]
+    paths = store.per_paper_paths(doc_id)
+    return [paths[name] for name in ("record", "pages", "pdf", "tree", "passages") if paths[name].exists()]
 
 
 def test_papers_remove_drops_one_paper_from_every_artefact_and_restore_brings_it_back(corpus_store):

@@ -59,7 +59,7 @@ def test_wheel_installs_into_a_fresh_venv_and_runs(wheel, tmp_path):
     deps = [p for p in site.getsitepackages() if Path(p).exists()]
     (purelib / "_deps_from_test_env.pth").write_text("\n".join(deps) + "\n")
     before = {p.name for p in purelib.iterdir()}
-    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True)
+    subprocess.run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed", str(wheel)], check=True)
     added = {p.name for p in purelib.iterdir()} - before
     assert {n for n in added if not n.endswith(".dist-info")} == {"vectree"}, added
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}

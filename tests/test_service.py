@@ -16,7 +16,7 @@ import uvicorn
 
 from vectree.agent.toolspec import TOOLS, openai_tools
 from vectree.demo import DEMO_QUESTIONS, expected_pages
-from vectree.service.http import PUBLIC_PATHS, create_app
+from vectree.service.http import PUBLIC_PATHS, PUBLIC_PREFIXES, create_app
 from vectree.service.mcp_server import tool_listing
 
 
@@ -263,16 +263,16 @@ def test_every_protected_route_answers_401_without_the_token(guarded, paper):
         for method in item:
             url = path.format(**values)
             bodies = {"/ask": {"question": "x"}, "/answers/check": {"answer": "x", "citations": []}}
-            kw = {"params": {"q": "capacity"}} if method == "get" else {"json": bodies[path]}
+            kw = {"params": {"q": "capacity", "quote": "capacity"}} if method == "get" else {"json": bodies[path]}
             r = c.request(method.upper(), url, **kw)
-            if path in PUBLIC_PATHS:
+            if path in PUBLIC_PATHS or path.startswith(PUBLIC_PREFIXES):
                 assert r.status_code == 200, path
                 continue
             protected += 1
             assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", (method, path, r.text)
             assert c.request(method.upper(), url, headers={"Authorization": "Bearer wrong"}, **kw).status_code == 401
             assert c.request(method.upper(), url, headers=AUTH, **kw).status_code == 200, (method, path)
-    assert protected == 9  # /papers, /ask and the seven tools
+    assert protected == 13  # /papers, /ask, the seven tools and the web app's four JSON endpoints
     # malformed bodies are not parsed for a caller without the token: 401, not 422
     for path in ("/ask", "/answers/check"):
         broken = {"content": b'{"question": ', "headers": {"content-type": "application/json"}}

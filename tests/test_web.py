@@ -68,7 +68,11 @@ def question(web_store):
 @pytest.fixture(scope="module")
 def edited(web_store, question):
     _, _, other = question
-    return {"marks": mark_some_sections(web_store, other), "bad": add_quarantined_row(web_store)}
+    from vectree.retrieval.snapshot import publish
+
+    out = {"marks": mark_some_sections(web_store, other), "bad": add_quarantined_row(web_store)}
+    publish(web_store, force=True)  # the service reads published snapshots only
+    return out
 
 
 @pytest.fixture(scope="module")

@@ -81,6 +81,9 @@ def browser_store(demo_store, tmp_path_factory):
     other = next(r["doc_id"] for r in store.read_catalog() if r["slug"] != q["slug"])
     marks = mark_some_sections(store, other)
     bad = add_quarantined_row(store)
+    from vectree.retrieval.snapshot import publish
+
+    publish(store, force=True)  # the service reads published snapshots only
     return store, {"other": other, "marks": marks, "bad": bad}
 
 

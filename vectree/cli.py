@@ -113,6 +113,9 @@ def demo(store_root: str | None, out: str | None) -> None:
     """Write the project's demo corpus (8 short papers) into its own store, ingest it, and ask it two
     questions.  The demo store is ./.vectree-demo unless --store says otherwise, so the demo papers
     never mix with yours (./.vectree)."""
+    # why local: the typesetter and the agent load PyMuPDF, pyarrow, torch and openai (seconds)
+    from vectree.agent.ask import ask
+    from vectree.agent.tools import Toolbox
     from vectree.demo import build_demo_corpus
     from vectree.retrieval.store import Store
 

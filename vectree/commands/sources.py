@@ -63,7 +63,7 @@ def register(main: click.Group) -> None:
         for col in ("source", "papers", "from"):
             table.add_column(col, overflow="fold")
         for f in folders:
-            origin = "VECTREE_CORPUS" if f in env and f not in s.folders else "sources.json"
+            origin = "VECTREE_CORPUS" if f in env and f not in s.folders else store.sources_path.name
             exists = "" if Path(f).exists() else "  [red](missing)[/]"
             table.add_row(escape(f) + exists, str(counts[f]), origin)
         console.print(table)

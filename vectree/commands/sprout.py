@@ -13,6 +13,11 @@ console = Console()
 err = Console(stderr=True)
 
 
+def _resource(store_root):
+    """The store resource alone (commands that only read or switch models)."""
+    return _resources(store_root)["vectree"]
+
+
 def _resources(store_root) -> dict:
     """The run's Dagster resources, from the settings the command group built."""
     from vectree.assets.llm_resource import LLMResource
@@ -73,7 +78,7 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
     folder = max((p for p in models_dir(store).iterdir() if (p / "config.json").exists()),
                  key=lambda p: p.stat().st_mtime)  # the model this run wrote
     model = load_model(folder)
-    rebuilt, failed = rebuild_trees_through_dagster(resource) if rebuild_trees and make_live else ([], {})
+    rebuilt, failed = rebuild_trees_through_dagster(resources["vectree"]) if rebuild_trees and make_live else ([], {})
     return {"model": model, "folder": folder, "trees": rebuilt, "failed": failed, "live": make_live}
 
 

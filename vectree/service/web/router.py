@@ -103,14 +103,11 @@ def build_router(toolbox: Toolbox, auth: list, *, token_required: bool) -> APIRo
     def corpus() -> dict[str, Any]:
         """Every paper with pages, verified-tree share and indexing time; quarantined files with
         their reasons; the search-index snapshot being served."""
-        from vectree.retrieval.search.index import current_snapshot_id, index_root
-
-        root = index_root(store)
-        snap_id = current_snapshot_id(root)
+        snap_id = store.index_snapshot_id  # the index of the snapshot this request reads
         snapshot = None
         if snap_id:
             try:
-                meta = json.loads((root / "snapshots" / snap_id / "meta.json").read_text())
+                meta = json.loads((store.index_snapshot_dir(snap_id) / "meta.json").read_text())
             except (OSError, ValueError):
                 meta = {}
             snapshot = {"id": snap_id, "created_at": meta.get("created_at"), "papers": meta.get("papers"),
