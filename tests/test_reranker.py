@@ -158,7 +158,7 @@ def test_demo_questions_are_answered_right_with_their_pages(demo_store):
     from vectree.agent.navigator import OfflineNavigator
     from vectree.agent.tools import Toolbox
     from vectree.cli import DEMO_ASKS
-    from vectree.retrieval.demo import DEMO_QUESTIONS, expected_pages
+    from vectree.demo import DEMO_QUESTIONS, expected_pages
 
     def words(text):
         return set(text.lower().replace("?", " ").split())

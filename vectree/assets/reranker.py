@@ -13,7 +13,7 @@ from pathlib import Path
 
 import dagster as dg
 
-from vectree.pipelines.resources import VectreeStore
+from vectree.assets.resources import VectreeStore
 
 from .partitions import MODEL
 
@@ -75,7 +75,7 @@ def reranker_model(context: dg.AssetExecutionContext, config: RerankerModelConfi
     from vectree.retrieval.rerank.train import train_from_data_dir
 
     out = Path(config.out_dir) if config.out_dir else \
-        vectree.store.root / "reranker" / "models" / time.strftime("reader-%Y%m%d-%H%M%S")
+        vectree.store.reranker_models_dir / time.strftime("reader-%Y%m%d-%H%M%S")
 
     mirror = logging.getLogger(PROGRESS_LOGGER)
 

@@ -61,7 +61,7 @@ def register(group: click.Group) -> None:
         from pathlib import Path
 
         out = Path(out_dir).resolve() if out_dir else \
-            resource.store.root / "reranker" / "models" / time.strftime("reader-%Y%m%d-%H%M%S")
+            resource.store.reranker_models_dir / time.strftime("reader-%Y%m%d-%H%M%S")
         click.echo(f"training data: {path}\nmodel folder:  {out}")  # paths unwrapped: they get copied
         import logging
 

@@ -350,6 +350,11 @@ class Store:
         return self.root / "sprout" / "models"
 
     @property
+    def reranker_models_dir(self) -> Path:
+        """Reranker + reader models trained into this store (`vectree reranker train`)."""
+        return self.root / "reranker" / "models"
+
+    @property
     def sprout_model_pointer_path(self) -> Path:
         return self.sprout_models_dir / "CURRENT"
 

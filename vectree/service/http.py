@@ -273,7 +273,7 @@ def create_app(store_root: str | os.PathLike, *, token: str | None = None, max_b
     from vectree.service.web import mount_web  # the browser pages and offline /docs (service/web/)
 
     # no per-route dependencies: the token middleware below guards every non-public path
-    mount_web(app, toolbox, [], token_required=token is not None)
+    mount_web(app, toolbox, [], token_required=token is not None, responses={**TOOL_ERRORS, **GUARD_ERRORS})
     app.add_middleware(PinSnapshot, store=store)  # one store snapshot per request, named in a header
     # the last middleware added runs first: the token is checked before the body limit reads anything
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)

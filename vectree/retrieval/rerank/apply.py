@@ -37,7 +37,9 @@ def _entry_texts(index) -> dict[str, Any]:
         hit = _ENTRY_CACHE.get(snap_id)
     if hit is not None:
         return hit
-    path = index.root / "snapshots" / snap_id / "entries.parquet"
+    from vectree.retrieval.search.publish import IndexPaths  # the index's own layout
+
+    path = IndexPaths.of(index.root).snapshots / snap_id / "entries.parquet"
     cols = pq.read_table(path, columns=["entry_id", "title", "body"]).to_pydict()
     table = {e: (t or "", b or "") for e, t, b in zip(cols["entry_id"], cols["title"], cols["body"])}
     with _ENTRY_LOCK:

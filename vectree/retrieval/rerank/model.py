@@ -36,7 +36,7 @@ import numpy as np
 TYPES = ("yes", "no", "extractive", "unanswerable")
 ADAPTER_FILE = "adapter.safetensors"
 CONFIG_FILE = "config.json"
-SHIPPED_DIR = Path(__file__).resolve().parents[2] / "models" / "reader"
+SHIPPED_DIR = Path(__file__).resolve().parents[2].joinpath("models", "reader")  # package data, not the store
 MAX_SPAN_TOKENS = 24
 
 

@@ -257,7 +257,7 @@ def load_model(folder: str | os.PathLike, *, check_embedder: bool = True) -> Spr
 # ``none`` for no default).  ``vectree sprout list`` / ``vectree sprout use NAME|none`` read and
 # switch it.
 OFF = "none"
-PACKAGED_DIR = Path(__file__).resolve().parents[2] / "models" / "sprout"
+PACKAGED_DIR = Path(__file__).resolve().parents[2].joinpath("models", "sprout")  # package data, not the store
 
 
 class SproutOffError(SproutUnavailableError):

@@ -74,9 +74,12 @@ def _http_error(exc: ToolError) -> HTTPException:
     return HTTPException(status_code=code, detail=msg)
 
 
-def build_router(toolbox: Toolbox, auth: list, *, token_required: bool) -> APIRouter:
+def build_router(toolbox: Toolbox, auth: list, *, token_required: bool,
+                 responses: dict | None = None) -> APIRouter:
     store = toolbox.store
-    router = APIRouter()
+    # ``responses``: the service's documented error bodies (404/422/401/...), so the OpenAPI
+    # description states what these endpoints really answer
+    router = APIRouter(responses=responses or {})
 
     def paper_row(doc_id: str) -> dict[str, Any]:
         try:
@@ -264,8 +267,9 @@ def _offline_docs(app: FastAPI) -> None:
     app.mount(DOCS_ASSETS_URL, StaticFiles(directory=_docs_assets()), name="docs-assets")
 
 
-def mount_web(app: FastAPI, toolbox: Toolbox, auth: list, *, token_required: bool) -> None:
+def mount_web(app: FastAPI, toolbox: Toolbox, auth: list, *, token_required: bool,
+              responses: dict | None = None) -> None:
     """Add the web app to ``app`` (the hook :func:`vectree.service.http.create_app` calls)."""
-    app.include_router(build_router(toolbox, auth, token_required=token_required))
+    app.include_router(build_router(toolbox, auth, token_required=token_required, responses=responses))
     app.mount(STATIC_URL, StaticFiles(directory=STATIC), name="web")
     _offline_docs(app)
