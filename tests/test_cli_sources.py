@@ -61,7 +61,7 @@ def test_every_doc_id_command_takes_a_unique_prefix(corpus_store):
     assert f"{glacier}:" in out and "Introduction" in out
     out = run("page", "glac", "1", "--store", store.root).output
     assert f"{glacier} p.1" in out and "Glacier Melt Dynamics" in out
-    out = run("ask", "What is this paper about?", "--paper", "glac", "--json", "--store", store.root).output
+    out = run("ask", "How fast do alpine glaciers melt?", "--paper", "glac", "--json", "--store", store.root).output
     assert json.loads(out)["trace"]["steps"][0]["arguments"]["doc_id"] == glacier
 
 
@@ -99,7 +99,7 @@ def test_ask_uses_a_running_service_and_loads_no_model_itself(corpus_store):
 
     _, _, store = corpus_store
     [glacier] = ids(store, "glacier")
-    question = "What is this paper about?"
+    question = "How fast do alpine glaciers melt?"
     local = json.loads(run("ask", question, "--paper", glacier, "--json", "--store", store.root).output)
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

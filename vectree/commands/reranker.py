@@ -11,6 +11,12 @@ console = Console()
 err = Console(stderr=True)
 
 
+def _llm_resource_cls():
+    from vectree.assets.llm_resource import LLMResource
+
+    return LLMResource
+
+
 def _figures_table(training: dict) -> Table:
     before, after, f = training.get("before", {}), training.get("after", {}), training.get("dev_figures", {})
     table = Table(title="dev figures (dev split only)")
@@ -104,7 +110,7 @@ def register(group: click.Group) -> None:
         try:
             with bar:
                 result = dg.materialize(list(defs.assets or []), selection=[dg.AssetKey("reranker_model")],
-                                        instance=instance, resources={"vectree": resource}, run_config=run_config,
+                                        instance=instance, resources={"vectree": resource, "llm": _llm_resource_cls().from_settings()}, run_config=run_config,
                                         raise_on_error=False)
         finally:
             logger.removeHandler(handler)

@@ -291,6 +291,10 @@ def register(group: click.Group) -> None:
             folder = set_live_model(store, name)
         except SproutUnavailableError as exc:
             raise click.ClickException(str(exc)) from None
+        if name == OFF or no_trees:
+            from vectree.retrieval.snapshot import publish
+
+            publish(store)  # readers (the service, the agent) see the switch in the next snapshot
         if name == OFF:
             console.print("SproutRAG switched off: search_within_paper uses plain passages "
                           "(`vectree sprout use NAME` switches a model back on)")
