@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from .tools import MAX_PAGES_PER_CALL, Toolbox, Trace
+from .tools import MAX_PAGES_PER_CALL, MIN_QUOTE_WORDS, Toolbox, Trace
 
 YES_NO_START = re.compile(
     r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b", re.I)
@@ -179,7 +179,7 @@ class OfflineNavigator:
         the pipeline stored for these very sentences), IDF-weighted word overlap, and a small bonus
         for sentences the within-paper search already returned."""
         passages = self.toolbox.passages(doc_id)
-        idx = [i for i in passages.on_pages(pages) if len(passages.texts[i].split()) >= 4]
+        idx = [i for i in passages.on_pages(pages) if len(passages.texts[i].split()) >= MIN_QUOTE_WORDS]
         if not idx:
             return []
         q = self._embedder().encode_query(question)
@@ -417,7 +417,9 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     for doc_id in dict.fromkeys(c["doc_id"] for c in cited):  # read the cited pages before answering
         pages = sorted({c["page"] for c in cited if c["doc_id"] == doc_id})[:MAX_PAGES_PER_CALL]
         trace.record(tb, "get_page_content", {"doc_id": doc_id, "pages": pages})
-    citations = [{"doc_id": c["doc_id"], "page": c["page"], "quote": c["text"]} for c in cited]
+    # a quote shorter than the citation rule's minimum (a heading) can never count as evidence
+    quotable = [c for c in cited if len(c["text"].split()) >= MIN_QUOTE_WORDS] or cited
+    citations = [{"doc_id": c["doc_id"], "page": c["page"], "quote": c["text"]} for c in quotable]
     features = [r0.relevance, min((r0.relevance - readings[1].relevance) if len(readings) > 1 else 2.0, 5.0),
                 r0.type_probs[kind]]
     confidence = answer_confidence(features, cal)

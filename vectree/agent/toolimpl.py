@@ -253,7 +253,10 @@ class Toolbox:
         sections = self.tree(doc_id)
         titles = {n["node_id"]: n["title"] for n in sections}
         results = None
-        if self.within_paper in ("auto", "sprout"):
+        # "auto": SproutRAG fusion only while no trained reranker is active; the reranked passages
+        # carry the reader's readings that the offline navigator answers from (measured better on
+        # qasper than either alone); "sprout" asks for the fusion explicitly
+        if self.within_paper == "sprout" or (self.within_paper == "auto" and self.reranker() is None):
             results = self._sprout_within(doc_id, query, k, titles, sections)
         method = "sprout" if results is not None else "passages"
         if results is None:
