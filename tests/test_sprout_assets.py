@@ -230,7 +230,7 @@ def test_search_within_paper_uses_sprout_nodes_once_a_model_exists(trained_store
     store, _ = trained_store
     doc_id = {r["source_path"].rsplit("/", 1)[-1]: r["doc_id"] for r in store.papers()}["anode.pdf"]
     query = "why does the capacity of silicon anodes fade?"
-    res = Toolbox(store).search_within_paper(doc_id, query, k=3).data
+    res = Toolbox(store, reranker="off").search_within_paper(doc_id, query, k=3).data
     assert res["method"] == "sprout" and 1 <= len(res["results"]) <= 3
     section_ids = {n["node_id"] for n in Toolbox(store).tree(doc_id)}
     # SproutRAG nodes fused with the passages: passages, each with the node that holds it (if any)
@@ -247,7 +247,7 @@ def test_search_within_paper_uses_sprout_nodes_once_a_model_exists(trained_store
     assert Toolbox(store, within_paper="passages").search_within_paper(doc_id, query, k=3).data["method"] == "passages"
     plain = store_without_model
     other = plain.papers()[0]["doc_id"]
-    assert Toolbox(plain).search_within_paper(other, query, k=3).data["method"] == "passages"
+    assert Toolbox(plain, reranker="off").search_within_paper(other, query, k=3).data["method"] == "passages"
 
 
 def _output(res) -> str:
@@ -306,11 +306,11 @@ def test_list_switch_off_and_back_on(trained_store, monkeypatch):
 
     doc_id = store.papers()[0]["doc_id"]
     query = "why does the capacity of silicon anodes fade?"
-    assert Toolbox(store).search_within_paper(doc_id, query, k=3).data["method"] == "sprout"
+    assert Toolbox(store, reranker="off").search_within_paper(doc_id, query, k=3).data["method"] == "sprout"
     res = CliRunner().invoke(main, ["sprout", "use", "none", "--store", root])
     assert res.exit_code == 0 and "switched off" in res.output
     assert current_model_dir(store) is None
-    assert Toolbox(store).search_within_paper(doc_id, query, k=3).data["method"] == "passages"
+    assert Toolbox(store, reranker="off").search_within_paper(doc_id, query, k=3).data["method"] == "passages"
     with pytest.raises(SproutOffError, match="vectree sprout use"):
         retrieve_in_paper(store, doc_id, query, 3)
     monkeypatch.delenv("VECTREE_SPROUT_MODEL", raising=False)
@@ -326,4 +326,4 @@ def test_list_switch_off_and_back_on(trained_store, monkeypatch):
     assert "trees rebuilt for 2 papers" in res.output
     assert current_model_dir(store).name == model_id
     assert make_system("sprout", "sentences").unavailable() is None
-    assert Toolbox(store).search_within_paper(doc_id, query, k=3).data["method"] == "sprout"
+    assert Toolbox(store, reranker="off").search_within_paper(doc_id, query, k=3).data["method"] == "sprout"
