@@ -409,22 +409,6 @@ class Store:
                 "passages": self.passages_path(doc_id),
                 "sprout_tree": self.sprout_tree_path(doc_id)}
 
-    # ---- sources (corpus folders registered by `vectree ingest PATH`) --------------------
-    def read_sources(self) -> list[str]:
-        """The registered corpus folders (:mod:`vectree.retrieval.sources` owns the file's format:
-        ``{"folders": [...], "excluded": {...}}``, or the older plain list)."""
-        try:
-            data = json.loads(self.sources_path.read_text())
-        except FileNotFoundError:
-            return []
-        return list(data.get("folders", [])) if isinstance(data, dict) else list(data)
-
-    def write_sources(self, sources: Iterable[str]) -> list[str]:
-        merged = sorted(set(sources))
-        self.mark_layout()
-        atomic_write_bytes(self.sources_path, json.dumps(merged, indent=1).encode())
-        return merged
-
     # ---- published pointers of the index and the SproutRAG model ------------------------
     @staticmethod
     def _read_pointer(path: Path) -> str | None:
@@ -820,13 +804,10 @@ class StoreView(Store):
     def read_manifest(self) -> list[dict[str, Any]]:
         return self.store.read_manifest()
 
-    def read_sources(self) -> list[str]:
-        return self.store.read_sources()
-
     def _read_only(self, *_, **__):
         raise StoreError("a published snapshot is read-only; write through the working Store")
 
-    write_record = write_pages = write_catalog = write_manifest = write_sources = _read_only
+    write_record = write_pages = write_catalog = write_manifest = _read_only
     write_index_pointer = write_sprout_model_pointer = publish_snapshot = remove_paper = mark_layout = _read_only
 
 
