@@ -83,11 +83,12 @@ def register(main: click.Group) -> None:
     @click.option("--max-iterations", type=int, default=None, help="LLM agent budget (default 30).")
     @click.option("--json", "as_json", is_flag=True, help="Print the answer, citations and trace as JSON.")
     @click.option("--store", "store_root", default=None, help="Store root (default $VECTREE_STORE or ./.vectree).")
-    @click.option("--service", "service_url", envvar="VECTREE_SERVICE_URL", default=None,
+    @click.option("--service", "service_url", default=None,
                   help="Ask a running `vectree serve` at this URL (default $VECTREE_SERVICE_URL), so the "
                   "model loads once for many questions; --store is then the service's.")
     def ask(question, paper, agent, max_iterations, as_json, store_root, service_url):
         """Answer QUESTION from the corpus, citing the pages the answer came from."""
+        service_url = service_url or cli_settings(store_root).service_url  # VECTREE_SERVICE_URL
         if service_url:
             from types import SimpleNamespace
 

@@ -104,6 +104,8 @@ class Settings(BaseSettings):
         None, description="SproutRAG model folder the eval's sprout systems use; unset: the store's published model")
     sprout_default_model: str | None = Field(
         None, description="the SproutRAG model a store that chose none uses: unset = the packaged default, `none` = no model, or a folder")
+    service_url: str | None = Field(
+        None, description="a running `vectree serve` that `vectree ask` sends questions to (the model loads once); unset: ask in-process")
     reranker: str = Field(
         "default", description="the trained reranker + reader: `default` (the shipped model), `off`, or a model folder")
     rerank_threads: int = Field(1, ge=1, description="torch threads of the reranker at query time")
@@ -125,7 +127,7 @@ class Settings(BaseSettings):
         return value
 
     @field_validator("embed_model", "llm_base_url", "llm_api_key", "api_token", "training_data", "cross_encoder",
-                     "sprout_model", "reader_base", mode="before")
+                     "sprout_model", "reader_base", "service_url", mode="before")
     @classmethod
     def _empty_is_unset(cls, value: Any) -> Any:
         # `export OPENAI_BASE_URL=` means "not configured", as it did before the settings object
