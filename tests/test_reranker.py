@@ -86,6 +86,19 @@ def test_selection_and_ece():
     assert value == pytest.approx(0.1) and sum(b["n"] for b in bins) == 4
 
 
+def test_the_reranker_refines_the_first_stage_order_instead_of_replacing_it():
+    from vectree.retrieval.rerank.apply import fused_order
+
+    # candidates come in first-stage order; the reranker likes the fourth best and the first second
+    order = list(fused_order(np.array([0.8, 0.1, 0.2, 0.9, 0.05])))
+    assert order[0] == 0, "a first-stage winner the reranker ranks second keeps its place"
+    assert order.index(3) < order.index(1), "the reranker's favourite moves up"
+    assert sorted(order) == [0, 1, 2, 3, 4]
+    # when both stages agree nothing moves; a reranker that reverses the list cannot flip it whole
+    assert list(fused_order(np.array([0.9, 0.5, 0.1]))) == [0, 1, 2]
+    assert list(fused_order(np.array([0.1, 0.5, 0.9])))[0] == 0  # a tie: the first stage decides
+
+
 # ---- the shipped model ---------------------------------------------------------------------
 needs_shipped = pytest.mark.skipif(not (SHIPPED_DIR / ADAPTER_FILE).exists(), reason="no shipped reader model")
 

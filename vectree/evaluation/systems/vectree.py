@@ -9,7 +9,7 @@
   system is reported as not run, with the import error.
 * ``vectree`` / ``vectree-bm25`` / ``vectree-dense`` on ``pubmedqa``: Layer 0 search
   (:mod:`vectree.retrieval.search`) over compact entries built from the benchmark's documents -- one
-  paper entry (title; the first labelled part as its abstract; the labels as section titles) and
+  paper entry (title; the whole abstract, i.e. all labelled parts; the labels as section titles) and
   one section entry per labelled part -- in hybrid (BM25 + dense, fused), BM25-only or
   dense-only mode.  The tokens counted are those of the compact JSON results of the top 10
   (what the agent's ``search_papers`` would return).
@@ -237,7 +237,9 @@ class Layer0System(System):
         if benchmark.task == "routing":
             for d in benchmark.documents.values():
                 labels = [label for label, _ in d.sections]
-                entries.append(paper_entry(d.doc_id, d.title, d.sections[0][1] if d.sections else "", labels))
+                # the paper entry holds the whole abstract, as a real paper's entry does (title and
+                # abstract): a PubMedQA document *is* an abstract, cut into labelled parts
+                entries.append(paper_entry(d.doc_id, d.title, " ".join(text for _, text in d.sections), labels))
                 for i, (label, text) in enumerate(d.sections):
                     entries.append(section_entry(d.doc_id, f"s{i}", label, text, None, None))
         else:
