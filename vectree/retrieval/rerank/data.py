@@ -31,7 +31,6 @@ on dev only.
 from __future__ import annotations
 
 import csv
-import hashlib
 import json
 import math
 import random
@@ -42,6 +41,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from vectree.retrieval.sentences import split_sentences
+from vectree.retrieval.splits import hash_split
 
 PUBMEDQA_SALT = "vectree-reader-v1:pubmedqa"
 PUBMEDQA_SPLITS = (("train", 0.45), ("dev", 0.15), ("test", 0.40))
@@ -88,20 +88,10 @@ class ReaderData:
         path.write_text("\n".join(json.dumps(asdict(e)) for e in self.examples))
 
 
-def _hash_split(key: str, salt: str, splits: Sequence[tuple[str, float]]) -> str:
-    u = int(hashlib.sha256(f"{salt}:{key}".encode()).hexdigest()[:12], 16) / float(16 ** 12)
-    acc = 0.0
-    for name, frac in splits:
-        acc += frac
-        if u < acc:
-            return name
-    return splits[-1][0]
-
-
 def pubmedqa_split(pmid: str) -> str:
     """``train`` / ``dev`` / ``test`` of a PubMedQA question (by pmid); the evaluation reports the
     ``test`` part only."""
-    return _hash_split(str(pmid), PUBMEDQA_SALT, PUBMEDQA_SPLITS)
+    return hash_split(str(pmid), PUBMEDQA_SALT, PUBMEDQA_SPLITS)
 
 
 def words(text: str) -> list[str]:

@@ -37,6 +37,8 @@ from typing import Callable, Sequence
 
 import numpy as np
 
+from vectree.retrieval.splits import hash_split
+
 from .chunks import Chunk, chunk_text
 
 SPLIT_SALT = "sprout-split-v1"
@@ -52,13 +54,7 @@ class TrainingDataError(FileNotFoundError):
 
 def split_of(item_id: str, splits: Sequence[tuple[str, float]] = HOTPOT_SPLITS) -> str:
     """The split of ``item_id``: a salted sha256 of the id mapped onto the cumulative fractions."""
-    u = int(hashlib.sha256(f"{SPLIT_SALT}:{item_id}".encode()).hexdigest()[:12], 16) / float(16 ** 12)
-    acc = 0.0
-    for name, frac in splits:
-        acc += frac
-        if u < acc:
-            return name
-    return splits[-1][0]
+    return hash_split(item_id, SPLIT_SALT, splits)
 
 
 def hotpotqa_split(question_id: str) -> str:
