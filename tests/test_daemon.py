@@ -26,10 +26,12 @@ import dagster as dg
 import pytest
 
 from tests import pdfmaker
+from vectree.assets.llm_resource import LLMResource
 from vectree.assets.resources import VectreeStore
 from vectree.pipelines.automation import corpus_sensors
 from vectree.pipelines.definitions import defs
-from vectree.pipelines.refresh import instance_for
+from vectree.pipelines.jobs import run_tags
+from vectree.pipelines.refresh import QUIET_RUN_CONFIG, bind_jobs, instance_for
 from vectree.retrieval.config import SettingsError, load_settings
 from vectree.retrieval.corpus import scan
 from vectree.retrieval.store import Store
@@ -334,10 +336,33 @@ def test_the_sensor_waits_while_a_cli_refresh_holds_the_store(watched):
 def test_the_sensor_interval_is_a_setting(monkeypatch):
     monkeypatch.setenv("VECTREE_SENSOR_INTERVAL", "5")
     assert load_settings().sensor_interval == 5
-    sensor, after = corpus_sensors(load_settings().sensor_interval)
-    assert (sensor.minimum_interval_seconds, after.minimum_interval_seconds) == (5, 5)
-    sensor, after = corpus_sensors(600)
-    assert (sensor.minimum_interval_seconds, after.minimum_interval_seconds) == (600, 30)
+    assert [s.minimum_interval_seconds for s in corpus_sensors(load_settings().sensor_interval)] == [5, 5, 5]
+    # the run-status sensors never look less often than Dagster's default for them
+    assert [s.minimum_interval_seconds for s in corpus_sensors(600)] == [600, 30, 30]
     monkeypatch.setenv("VECTREE_SENSOR_INTERVAL", "0")
     with pytest.raises(SettingsError, match="VECTREE_SENSOR_INTERVAL"):
         load_settings()
+
+
+def test_a_failed_paper_run_still_leads_to_the_rebuild(watched):
+    # only a successful paper run used to trigger the corpus run: a batch whose last run failed
+    # published none of the papers that had not
+    corpus, store, instance, resource = watched
+    instance.add_dynamic_partitions("papers", ["ghost-0123456789"])  # a partition with no PDF behind it
+    job = bind_jobs(defs, resource, LLMResource()).resolve_job_def("paper_job")
+    failed = job.execute_in_process(partition_key="ghost-0123456789", instance=instance, raise_on_error=False,
+                                    run_config=QUIET_RUN_CONFIG, tags=run_tags("sensor"))
+    assert not failed.success
+    sensor = defs.resolve_sensor_def("corpus_after_failed_papers")
+    assert sensor.default_status == dg.DefaultSensorStatus.RUNNING
+
+    def evaluate(run):
+        event = next(iter(instance.all_logs(run.run_id, of_type=dg.DagsterEventType.RUN_FAILURE)))
+        return sensor(dg.build_run_status_sensor_context(
+            sensor_name=sensor.name, dagster_instance=instance, dagster_run=run, dagster_event=event.dagster_event))
+
+    request = evaluate(failed.dagster_run)
+    assert isinstance(request, dg.RunRequest) and request.tags["vectree/trigger"] == "sensor"
+    assert defs.resolve_sensor_def("corpus_after_failed_papers").job_name == "corpus_job"
+    instance.add_run_tags(failed.run_id, {"vectree/trigger": "cli"})  # the CLI's runs rebuild themselves
+    assert isinstance(evaluate(instance.get_run_by_id(failed.run_id)), dg.SkipReason)

@@ -73,9 +73,9 @@ def _manifest_event(vectree: VectreeStore, doc_ids: list[str], trigger: str) -> 
 RUN_STATUS_INTERVAL = 30
 
 
-def corpus_sensors(interval: int = 60) -> tuple[dg.SensorDefinition, dg.RunStatusSensorDefinition]:
-    """The corpus sensor and the corpus-after-papers run-status sensor, looking every ``interval``
-    seconds (``Settings.sensor_interval``; ``definitions`` passes the setting, the module-level
+def corpus_sensors(interval: int = 60) -> tuple[dg.SensorDefinition, ...]:
+    """The corpus sensor and the two run-status sensors that rebuild after paper runs, looking every
+    ``interval`` seconds (``Settings.sensor_interval``; ``definitions`` passes the setting, the module-level
     pair below has the default): a test or an impatient user sets it to a few seconds."""
     if interval < 1:
         raise ValueError(f"the sensor interval must be at least 1 second, got {interval}")
@@ -126,36 +126,56 @@ def corpus_sensors(interval: int = 60) -> tuple[dg.SensorDefinition, dg.RunStatu
             cursor=cursor,
         )
 
-    @dg.run_status_sensor(
-        run_status=dg.DagsterRunStatus.SUCCESS,
+    after = dict(
         monitored_jobs=[paper_job],
         request_job=corpus_job,
         minimum_interval_seconds=min(interval, RUN_STATUS_INTERVAL),
-        # on by default, unlike the others: it only follows paper runs that the sensor, a schedule or
-        # the UI started, so it does nothing until one of those is switched on (README, "The Dagster UI")
+        # on by default, unlike the others: they only follow paper runs that the sensor, a schedule or
+        # the UI started, so they do nothing until one of those is switched on (README, "The Dagster UI")
         default_status=dg.DefaultSensorStatus.RUNNING,
+    )
+
+    @dg.run_status_sensor(
+        run_status=dg.DagsterRunStatus.SUCCESS,
         description="Once the last queued paper run has finished, rebuild the catalog and the indexes "
         "(on by default; ignores the CLI's runs, which rebuild themselves).",
+        **after,
     )
     def corpus_after_papers(context: dg.RunStatusSensorContext):
-        if context.dagster_run.tags.get(TRIGGER_TAG) == "cli":
-            return dg.SkipReason("a CLI run: `vectree ingest` rebuilds the catalog and indexes itself")
-        in_flight = context.instance.get_runs(
-            filters=dg.RunsFilter(job_name=paper_job.name, statuses=[
-                dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
-                dg.DagsterRunStatus.STARTED]),
-            limit=1,
-        )
-        if in_flight:
-            return dg.SkipReason("paper runs still in flight; the last one triggers the rebuild")
-        trigger = context.dagster_run.tags.get(TRIGGER_TAG)
-        return dg.RunRequest(run_key=f"after:{context.dagster_run.run_id}", run_config=IN_PROCESS_RUN_CONFIG,
-                             tags=run_tags("sensor" if trigger != "schedule" else "schedule"))
+        return _rebuild_after(context)
 
-    return corpus_sensor, corpus_after_papers
+    @dg.run_status_sensor(
+        run_status=dg.DagsterRunStatus.FAILURE,
+        description="The same after a paper run that failed: the papers that did not fail are published "
+        "(on by default; ignores the CLI's runs).",
+        **after,
+    )
+    def corpus_after_failed_papers(context: dg.RunStatusSensorContext):
+        # without it, a batch whose last paper run failed published none of the others: only a
+        # successful run triggered the rebuild (`vectree ingest` goes on past a broken paper too)
+        return _rebuild_after(context)
+
+    return corpus_sensor, corpus_after_papers, corpus_after_failed_papers
 
 
-corpus_sensor, corpus_after_papers = corpus_sensors()
+def _rebuild_after(context: dg.RunStatusSensorContext):
+    """A corpus run once no paper run is in flight any more, for runs the CLI did not start."""
+    if context.dagster_run.tags.get(TRIGGER_TAG) == "cli":
+        return dg.SkipReason("a CLI run: `vectree ingest` rebuilds the catalog and indexes itself")
+    in_flight = context.instance.get_runs(
+        filters=dg.RunsFilter(job_name=paper_job.name, statuses=[
+            dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+            dg.DagsterRunStatus.STARTED]),
+        limit=1,
+    )
+    if in_flight:
+        return dg.SkipReason("paper runs still in flight; the last one triggers the rebuild")
+    trigger = context.dagster_run.tags.get(TRIGGER_TAG)
+    return dg.RunRequest(run_key=f"after:{context.dagster_run.run_id}", run_config=IN_PROCESS_RUN_CONFIG,
+                         tags=run_tags("sensor" if trigger != "schedule" else "schedule"))
+
+
+corpus_sensor, corpus_after_papers, corpus_after_failed_papers = corpus_sensors()
 
 
 @dg.schedule(job=paper_job, cron_schedule="0 3 * * *", execution_timezone="UTC",
