@@ -322,6 +322,19 @@ def test_a_corpus_that_returns_to_an_earlier_state_gets_new_run_keys(watched):
     assert _tick(instance, resource, restored.cursor).run_requests[0].run_key == restored.run_requests[0].run_key
 
 
+def test_a_paper_run_in_flight_is_not_requested_again_when_the_corpus_changes(watched):
+    corpus, store, instance, resource = watched
+    pdfmaker.write_paper(corpus / "glacier.pdf", "Mass Loss of the Rhone Glacier", GLACIER)
+    first = _tick(instance, resource)
+    [glacier] = [r.partition_key for r in first.run_requests]
+    # the daemon has started that run; meanwhile another PDF lands
+    instance.add_run(dg.DagsterRun(job_name="paper_job", status=dg.DagsterRunStatus.STARTED,
+                                   tags={"dagster/partition": glacier}))
+    pdfmaker.write_paper(corpus / "dune.pdf", "Dune Migration on Mars", pdfmaker.GOOD_SECTIONS)
+    second = _tick(instance, resource, first.cursor)
+    assert [r.partition_key.split("-")[0] for r in second.run_requests] == ["dune"]
+
+
 def test_the_sensor_waits_while_a_cli_refresh_holds_the_store(watched):
     corpus, store, instance, resource = watched
     pdfmaker.write_paper(corpus / "glacier.pdf", "Mass Loss of the Rhone Glacier", GLACIER)

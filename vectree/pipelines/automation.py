@@ -19,6 +19,8 @@ from .refresh import RefreshPlan, paper_asset_keys, plan_refresh
 # imports Dagster, torch and vectree and loads the embedding model again: a two-page paper's run
 # took 116 s that way under the daemon on a busy 2-core machine.
 IN_PROCESS_RUN_CONFIG = {"execution": {"config": {"in_process": {}}}}
+IN_FLIGHT = [dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
+             dg.DagsterRunStatus.STARTED]
 
 
 def _paper_plan(context, vectree: VectreeStore) -> tuple[list[str], RefreshPlan, bool]:
@@ -109,9 +111,12 @@ def corpus_sensors(interval: int = 60) -> tuple[dg.SensorDefinition, ...]:
         # key it has launched before.  Keyed by the set alone, the removal of the only paper found
         # the key of the first, empty tick and nothing left the service.
         key = f"{generation}-{fingerprint}"
+        # a paper whose run is still queued or running looks unmaterialised: not again under a new key
+        busy = {r.tags.get("dagster/partition") for r in context.instance.get_runs(
+            filters=dg.RunsFilter(job_name=paper_job.name, statuses=IN_FLIGHT))}
         runs = [dg.RunRequest(run_key=f"{doc}:{key}", job_name=paper_job.name, partition_key=doc, tags=tags,
                               run_config=IN_PROCESS_RUN_CONFIG)
-                for doc in plan.run]
+                for doc in plan.run if doc not in busy]
         if not plan.run:
             # nothing to parse, but the catalog and indexes must drop what left the corpus
             runs.append(dg.RunRequest(run_key=f"corpus:{key}", job_name=corpus_job.name, tags=tags,
@@ -162,12 +167,7 @@ def _rebuild_after(context: dg.RunStatusSensorContext):
     """A corpus run once no paper run is in flight any more, for runs the CLI did not start."""
     if context.dagster_run.tags.get(TRIGGER_TAG) == "cli":
         return dg.SkipReason("a CLI run: `vectree ingest` rebuilds the catalog and indexes itself")
-    in_flight = context.instance.get_runs(
-        filters=dg.RunsFilter(job_name=paper_job.name, statuses=[
-            dg.DagsterRunStatus.QUEUED, dg.DagsterRunStatus.NOT_STARTED, dg.DagsterRunStatus.STARTING,
-            dg.DagsterRunStatus.STARTED]),
-        limit=1,
-    )
+    in_flight = context.instance.get_runs(filters=dg.RunsFilter(job_name=paper_job.name, statuses=IN_FLIGHT), limit=1)
     if in_flight:
         return dg.SkipReason("paper runs still in flight; the last one triggers the rebuild")
     trigger = context.dagster_run.tags.get(TRIGGER_TAG)
