@@ -7,7 +7,7 @@ from vectree.assets.llm_resource import LLMResource
 from vectree.assets.resources import VectreeStore
 from vectree.retrieval.config import load_settings
 
-from .automation import corpus_after_papers, corpus_sensor, daily_rebuild, daily_refresh
+from .automation import corpus_sensors, daily_rebuild, daily_refresh
 from .jobs import corpus_job, paper_job, scan_job
 
 _settings = load_settings()
@@ -16,7 +16,8 @@ defs = dg.Definitions(
     asset_checks=dg.load_asset_checks_from_package_module(assets),
     jobs=[scan_job, paper_job, corpus_job],
     schedules=[daily_refresh, daily_rebuild],
-    sensors=[corpus_sensor, corpus_after_papers],
+    # the sensors look as often as the settings say (VECTREE_SENSOR_INTERVAL)
+    sensors=list(corpus_sensors(_settings.sensor_interval)),
     # the settings object, built once for the code location
     resources={"vectree": VectreeStore.from_settings(_settings), "llm": LLMResource.from_settings(_settings)},
 )

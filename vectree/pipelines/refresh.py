@@ -48,8 +48,9 @@ def instance_for(store: Store) -> dg.DagsterInstance:
     home.mkdir(parents=True, exist_ok=True)
     yaml = home / "dagster.yaml"
     if not yaml.exists():
-        # telemetry off: there is no network to send it to
-        yaml.write_text("telemetry:\n  enabled: false\n")
+        # telemetry off: there is no network to send it to; one run at a time, because the store
+        # has one writer (two corpus runs at once could publish the older catalog last)
+        yaml.write_text("telemetry:\n  enabled: false\nconcurrency:\n  runs:\n    max_concurrent_runs: 1\n")
     return dg.DagsterInstance.from_config(str(home))
 
 

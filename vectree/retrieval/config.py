@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     corpus_dirs: Annotated[tuple[Path, ...], NoDecode] = Field(
         (), validation_alias=_env("corpus_dirs", alias="VECTREE_CORPUS"),
         description="extra corpus folders the sensor and schedules watch (`os.pathsep`-separated: `:` on Linux)")
+    sensor_interval: int = Field(
+        60, ge=1, description="seconds between two looks of `corpus_sensor` at the corpus folders under the Dagster "
+                              "daemon (`corpus_after_papers` looks every 30 s, or this when shorter)")
     max_pages: int = Field(DEFAULT_MAX_PAGES, ge=1, description="longer PDFs are skipped with a reason")
     embed_model: str | None = Field(
         None, description="sentence-transformers model name or local path; unset: the bundled all-MiniLM-L6-v2")
