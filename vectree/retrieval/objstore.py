@@ -26,7 +26,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
-import pyarrow.fs as pafs
 
 # blobs moved in parallel: S3 latency, not bandwidth, dominates small files
 TRANSFER_THREADS = 8
@@ -37,9 +36,11 @@ class ObjectStoreError(OSError):
     """The object store could not be reached or refused a request (the message names the URI)."""
 
 
-def open_filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
+def open_filesystem(uri: str):
     """``(file system, base path)`` for a store URI; raises :class:`ObjectStoreError` for a URI no
     installed file system understands."""
+    import pyarrow.fs as pafs  # why local: ~60 ms, and only a store on object storage needs it
+
     try:
         fs, base = pafs.FileSystem.from_uri(uri)
     except (ValueError, OSError) as first:  # pyarrow's ArrowInvalid is a ValueError
@@ -124,8 +125,25 @@ class Remote:
         except OSError as exc:
             raise self._wrap("write", key, exc) from None
 
+    def check_bucket(self) -> None:
+        """Raise :class:`ObjectStoreError` when the URI's bucket does not exist (an object store
+        answers a missing bucket and a missing object alike: "not found")."""
+        import pyarrow.fs as pafs
+
+        if self._files:
+            return
+        bucket = self.base.split("/", 1)[0]
+        try:
+            info = self.fs.get_file_info(bucket)
+        except OSError as exc:
+            raise self._wrap("access", "", exc) from None
+        if info.type == pafs.FileType.NotFound:
+            raise ObjectStoreError(f"{self.uri}: there is no bucket {bucket!r} (or no access to it)")
+
     def list(self, folder: str) -> list[str]:
         """Names of the objects directly under ``folder`` (empty when there is none)."""
+        import pyarrow.fs as pafs
+
         try:
             infos = self.fs.get_file_info(pafs.FileSelector(self._path(folder), allow_not_found=True))
         except OSError as exc:

@@ -284,6 +284,9 @@ class Store:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.root)!r})"
 
+    # whether readers pull published snapshots from elsewhere (object storage) before reading them
+    remote_snapshots = False
+
     @property
     def location(self) -> str:
         """Where the store is, as the user named it (a folder, or the URI of a store on object storage)."""
@@ -936,6 +939,8 @@ class ObjectStore(Store):
         if check_layout:
             self.check_layout()
 
+    remote_snapshots = True
+
     def __repr__(self) -> str:
         return f"ObjectStore({self.uri!r})"
 
@@ -973,6 +978,7 @@ class ObjectStore(Store):
     def layout_version(self) -> int | None:
         data = self.remote.get(LAYOUT_FILE)
         if data is None:
+            self.remote.check_bucket()  # a new store, or a mistyped bucket?
             return None
         try:
             return int(json.loads(data)["layout"])
