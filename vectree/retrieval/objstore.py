@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
+import threading
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -30,6 +31,10 @@ from typing import Callable, Iterable, Iterator
 # blobs moved in parallel: S3 latency, not bandwidth, dominates small files
 TRANSFER_THREADS = 8
 _CHUNK = 1 << 20
+
+
+# schemes pyarrow's own file systems handle; any other goes to fsspec
+PYARROW_SCHEMES = frozenset({"s3", "gs", "gcs", "abfs", "abfss", "hdfs", "viewfs", "file", "mock"})
 
 
 class ObjectStoreError(OSError):
@@ -44,6 +49,8 @@ def open_filesystem(uri: str):
     try:
         fs, base = pafs.FileSystem.from_uri(uri)
     except (ValueError, OSError) as first:  # pyarrow's ArrowInvalid is a ValueError
+        if uri.split("://", 1)[0].lower() in PYARROW_SCHEMES:  # pyarrow's own error says what is wrong
+            raise ObjectStoreError(f"{uri}: {first}") from None
         try:  # any fsspec implementation (gcsfs, adlfs, sshfs, ...), if installed
             from fsspec.core import url_to_fs
         except ImportError:
@@ -69,10 +76,31 @@ class Remote:
 
     def __init__(self, uri: str):
         self.uri = uri.rstrip("/")
-        self.fs, self.base = open_filesystem(self.uri)
-        # object stores have no folders and make an object visible whole; a file system (file://,
-        # or an fsspec one) needs the folder and a rename to give readers the same guarantee
-        self._files = self.fs.type_name not in ("s3", "gcs", "abfs")
+        self._opened = None
+        self._open_lock = threading.Lock()
+
+    def _open(self):
+        # opened on first use: pyarrow may ask the bucket for its region, and building a Store
+        # (say, to find its local copy) should cost no request
+        with self._open_lock:
+            if self._opened is None:
+                fs, base = open_filesystem(self.uri)
+                # object stores have no folders and make an object visible whole; a file system
+                # (file://, or an fsspec one) needs the folder and a rename for the same guarantee
+                self._opened = (fs, base, fs.type_name not in ("s3", "gcs", "abfs"))
+            return self._opened
+
+    @property
+    def fs(self):
+        return self._open()[0]
+
+    @property
+    def base(self) -> str:
+        return self._open()[1]
+
+    @property
+    def _files(self) -> bool:
+        return self._open()[2]
 
     def __repr__(self) -> str:
         return f"Remote({self.uri!r})"

@@ -995,7 +995,15 @@ class ObjectStore(Store):
             read_at, value = self._pointer
             if not fresh and read_at and time.monotonic() - read_at < self.poll_seconds:
                 return value
-        data = self.remote.get(REMOTE_POINTER)
+        try:
+            data = self.remote.get(REMOTE_POINTER)
+        except ObjectStoreError:
+            if fresh or not read_at:
+                raise
+            # the bucket did not answer: keep serving the snapshot we have, ask again next interval
+            with self._pointer_lock:
+                self._pointer = (time.monotonic(), value)
+            return value
         value = (data.decode("utf-8", "replace").strip() or None) if data is not None else None
         if value is not None and not SNAPSHOT_ID_RE.match(value):
             raise StoreError(f"{self.uri}/{REMOTE_POINTER} does not name a snapshot ({value[:40]!r})")
