@@ -267,13 +267,16 @@ def test_a_refresh_publishing_to_s3_never_shows_the_service_a_torn_snapshot(s3, 
     refresh_s = time.monotonic() - started
     new = ObjectStore(built.uri, check_layout=False).current_snapshot_id()
     # let the clients see the new snapshot (the service polls the pointer every 0.2 s)
+    published = time.monotonic()
     while time.monotonic() < deadline:
         if httpx.get(served.url + "/papers", timeout=60).headers["x-vectree-snapshot"] == new:
             break
         time.sleep(0.2)
+    switch_s = time.monotonic() - published
     refreshed.set()
     for t in threads:
         t.join()
+    after_s = time.monotonic() - published - switch_s
     assert not report.failed_runs and new != old
     catalogs: dict[str, set[str]] = {}
     torn = []
@@ -283,7 +286,8 @@ def test_a_refresh_publishing_to_s3_never_shows_the_service_a_torn_snapshot(s3, 
         if (what == "papers" and set(docs) != catalogs[snap]) or not set(docs) <= catalogs[snap]:
             torn.append((snap, what, docs))
     figures = (f"{stats['requests']} requests, {len(stats['failures'])} failures, {len(torn)} torn, "
-               f"refresh {refresh_s:.1f}s, snapshots {sorted(catalogs)}")
+               f"refresh {refresh_s:.1f}s, served {switch_s:.1f}s after the publish, clients done {after_s:.1f}s "
+               f"later, snapshots {sorted(catalogs)}")
     print("s3 hammer:", figures)
     assert stats["failures"] == [], figures + f": {stats['failures'][:5]}"
     assert torn == [], figures + f": {torn[:5]}"
