@@ -96,6 +96,7 @@ def register(main: click.Group) -> None:
 
         store_root = store_root or ctx.obj["store_root"]
         root = load_settings(store_root).store_root
+        _store(store_root).sync_working_copy()  # a store on object storage: the live sources
         excluded = read_sources(root).excluded
         try:
             resolved = resolve_doc_id(doc_id, [{"doc_id": d, "title": t} for d, t in excluded.items()])

@@ -22,6 +22,9 @@ Rules every writer keeps:
   overwrites another's;
 * ``docs.parquet`` is derived from the per-paper records and rewritten whole.
 
+A root that is a URI (``s3://bucket/prefix``) makes an :class:`ObjectStore`: the same layout in a
+local copy, with published snapshots uploaded to and pulled from object storage (see the class).
+
 Paper ids look like ``<slug>-<sha256[:10]>``: stable for the same bytes, readable, and
 restricted to ``[a-z0-9-]`` so they are safe in paths and URLs (:func:`validate_doc_id`).
 """
