@@ -227,8 +227,15 @@ def test_a_refresh_publishing_to_s3_never_shows_the_service_a_torn_snapshot(s3, 
     deadline = time.monotonic() + 300
 
     def client(n: int) -> None:
+        try:
+            rounds(n)
+        except Exception as exc:  # a dead client thread must show as a failure, not vanish
+            with lock:
+                stats["failures"].append(("client", type(exc).__name__, str(exc)[:200]))
+
+    def rounds(n: int) -> None:
         rounds_after, i = 0, n
-        with httpx.Client(base_url=served.url, timeout=120) as http:
+        with httpx.Client(base_url=served.url, timeout=180) as http:
             while time.monotonic() < deadline and rounds_after < 3:
                 if refreshed.is_set():
                     rounds_after += 1
@@ -269,8 +276,11 @@ def test_a_refresh_publishing_to_s3_never_shows_the_service_a_torn_snapshot(s3, 
     # let the clients see the new snapshot (the service polls the pointer every 0.2 s)
     published = time.monotonic()
     while time.monotonic() < deadline:
-        if httpx.get(served.url + "/papers", timeout=60).headers["x-vectree-snapshot"] == new:
-            break
+        try:
+            if httpx.get(served.url + "/papers", timeout=60).headers["x-vectree-snapshot"] == new:
+                break
+        except httpx.TimeoutException:  # a busy machine: the clients' own requests say whether any failed
+            pass
         time.sleep(0.2)
     switch_s = time.monotonic() - published
     refreshed.set()
