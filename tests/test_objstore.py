@@ -1,5 +1,5 @@
 """A store on object storage: ``--store s3://bucket/prefix`` against a real S3 server (moto in
-server mode on 127.0.0.1), with endpoint and credentials from the standard AWS variables.
+server mode, its own process on 127.0.0.1), with endpoint and credentials from the standard AWS variables.
 
 Ingest to S3 and serve from S3 in another process (its own empty cache, so everything it reads
 came through the bucket): the same answers as a local store built from the same PDFs; a refresh
@@ -27,7 +27,7 @@ from vectree.cli import run_ingest
 from vectree.retrieval.store import ObjectStore, Store, is_store_uri
 
 try:
-    import moto.server as moto_server
+    import moto.server  # noqa: F401  (run as `python -m moto.server`: S3 in its own process)
 except ImportError:  # the dev extra installs it; CI must not skip silently
     if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
         raise
@@ -60,8 +60,17 @@ def s3(tmp_path_factory):
     """moto's S3 server on a free port, a bucket, and the AWS variables set for this process and
     the processes it starts; ``VECTREE_STORE_CACHE`` is this process's own ("the writer machine")."""
     port = _free_port()
-    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
-    server.start()
+    # its own process: in this one it would wait for the GIL behind the refreshes the tests run
+    server = subprocess.Popen([sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(port)],
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            httpx.get(f"http://127.0.0.1:{port}/moto-api/", timeout=5)
+            break
+        except httpx.HTTPError:
+            assert server.poll() is None and time.monotonic() < deadline, "moto_server did not start"
+            time.sleep(0.2)
     env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "test",
            "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1", "AWS_ALLOW_HTTP": "true",
            "AWS_EC2_METADATA_DISABLED": "true",
@@ -74,7 +83,8 @@ def s3(tmp_path_factory):
         client = boto3.client("s3")
         client.create_bucket(Bucket=BUCKET)
         yield SimpleNamespace(client=client, env=env)
-    server.stop()
+    server.terminate()
+    server.wait(timeout=30)
 
 
 def _keys(s3, prefix: str) -> list[str]:
@@ -106,10 +116,17 @@ def built(s3, tmp_path_factory):
     return SimpleNamespace(root=root, corpus=corpus, local=local, remote=remote, uri=uri)
 
 
-def _vectree(*args: str, cache: Path, **env) -> subprocess.Popen:
+def _vectree(*args: str, cache: Path, log: Path | None = None, **env) -> subprocess.Popen:
+    """``vectree ARGS`` in a new process; a long-lived one writes to ``log`` (an unread pipe fills
+    up with the access log and stalls the server)."""
     full = dict(os.environ, PYTHONPATH=str(REPO), VECTREE_STORE_CACHE=str(cache), **env)
-    return subprocess.Popen([sys.executable, "-m", "vectree.cli", *args], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=full)
+    out = open(log, "w") if log else subprocess.PIPE
+    try:
+        return subprocess.Popen([sys.executable, "-m", "vectree.cli", *args], stdout=out,
+                                stderr=subprocess.STDOUT if log else subprocess.PIPE, text=True, env=full)
+    finally:
+        if log:
+            out.close()
 
 
 @pytest.fixture(scope="module")
@@ -117,11 +134,13 @@ def served(built):
     """``vectree serve --store s3://...`` in another process with an empty cache of its own."""
     port = _free_port()
     cache = built.root / "service-cache"
-    proc = _vectree("serve", "--store", built.uri, "--port", str(port), cache=cache, VECTREE_STORE_POLL_SECONDS="0.2")
+    log = built.root / "serve.log"
+    proc = _vectree("serve", "--store", built.uri, "--port", str(port), cache=cache, log=log,
+                    VECTREE_STORE_POLL_SECONDS="0.2")
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 120
     while True:
-        assert proc.poll() is None, proc.communicate()
+        assert proc.poll() is None, log.read_text()[-3000:]
         try:
             if httpx.get(base + "/health", timeout=5).status_code == 200:
                 break
@@ -131,7 +150,7 @@ def served(built):
         time.sleep(0.3)
     yield SimpleNamespace(url=base, cache=cache)
     proc.terminate()
-    proc.communicate(timeout=30)
+    proc.wait(timeout=30)
 
 
 def _answers(http, doc_ids: list[str]) -> dict:
