@@ -41,11 +41,12 @@ class _Group(click.Group):
     """Store errors (layout mismatch, a refresh already running) end the command with one line."""
 
     def invoke(self, ctx):
+        from vectree.retrieval.objstore import ObjectStoreError
         from vectree.retrieval.store import StoreError
 
         try:
             return super().invoke(ctx)
-        except StoreError as exc:
+        except (StoreError, ObjectStoreError) as exc:  # (the latter: a store on object storage unreachable)
             raise click.ClickException(str(exc)) from None
         except KeyboardInterrupt as exc:
             if type(exc).__name__ != "RefreshInterrupted":  # (not imported here: it pulls in Dagster)
@@ -121,7 +122,7 @@ def demo(store_root: str | None, out: str | None) -> None:
 
     store_root = store_root or DEMO_STORE
     settings = cli_settings(store_root)
-    out_dir = Path(out) if out else Path(settings.store_root) / "demo-corpus"
+    out_dir = Path(out) if out else Store(settings.store_root).root / "demo-corpus"  # (the local copy of a URI store)
     paths = build_demo_corpus(out_dir)
     console.print(f"wrote {len(paths)} demo papers to {out_dir}")
     store, report, seconds = run_ingest([str(out_dir)], store_root, command="demo")

@@ -8,8 +8,9 @@ from vectree.retrieval.ids import DocIdError, resolve_doc_id
 
 
 def paper_rows(store) -> list[dict]:
-    """Catalog rows, plus papers that have a parse record but are not in the catalog yet."""
-    rows = [{"doc_id": r["doc_id"], "title": r.get("title") or ""} for r in store.read_catalog()]
+    """Catalog rows (the published snapshot's: a store on object storage has nothing else on a machine
+    that only reads it), plus papers that have a parse record but are not in the catalog yet."""
+    rows = [{"doc_id": r["doc_id"], "title": r.get("title") or ""} for r in store.view().read_catalog()]
     known = {r["doc_id"] for r in rows}
     rows += [{"doc_id": d, "title": ""} for d in store.record_ids() if d not in known]
     return rows

@@ -76,9 +76,9 @@ def _include_named_files(store_root: str, paths: list[str]) -> None:
 def print_status(store, report=None) -> None:
     rows = store.view().read_catalog()  # what the service serves: the published snapshot
     if not rows:
-        console.print(f"store {store.root}: empty. Run [bold]vectree ingest PATH[/] or [bold]vectree demo[/].")
+        console.print(f"store {store.location}: empty. Run [bold]vectree ingest PATH[/] or [bold]vectree demo[/].")
         return
-    table = Table(title=f"store {store.root}", show_lines=False)
+    table = Table(title=f"store {store.location}", show_lines=False)
     for col in ("doc_id", "status", "pages", "title / reason"):
         table.add_column(col, overflow="fold")
     for r in rows:

@@ -32,9 +32,9 @@ def _store(store_root):
 
 def _list_papers(store_root) -> None:
     store = _store(store_root)
-    rows = store.papers()
+    rows = store.view().papers()  # what can be queried: the published snapshot
     if not rows:
-        console.print(f"store {store.root}: no papers. Run [bold]vectree ingest PATH[/] or [bold]vectree demo[/].")
+        console.print(f"store {store.location}: no papers. Run [bold]vectree ingest PATH[/] or [bold]vectree demo[/].")
         return
     table = Table()
     for col in ("doc_id", "pages", "title"):
@@ -73,9 +73,10 @@ def register(main: click.Group) -> None:
 
         store_root = store_root or ctx.obj["store_root"]
         store = _store(store_root)
+        store.sync_working_copy()  # a store on object storage: its working copy is the live one's
         resolved = resolve_paper(store, doc_id)
         title = next((r["title"] for r in store.read_catalog() if r["doc_id"] == resolved), "") or ""
-        exclude_paper(store.root, resolved, title)
+        exclude_paper(store.location, resolved, title)
         store, report, seconds = run_ingest([], store_root, command="papers remove")
         console.print(f"removed {resolved} ({title or 'untitled'}) in {seconds:.1f}s; "
                       f"`vectree papers restore {resolved}` brings it back")
@@ -95,6 +96,7 @@ def register(main: click.Group) -> None:
 
         store_root = store_root or ctx.obj["store_root"]
         root = load_settings(store_root).store_root
+        _store(store_root).sync_working_copy()  # a store on object storage: the live sources
         excluded = read_sources(root).excluded
         try:
             resolved = resolve_doc_id(doc_id, [{"doc_id": d, "title": t} for d, t in excluded.items()])
@@ -114,7 +116,7 @@ def register(main: click.Group) -> None:
         """Print the text of PAGES (1-based) of paper DOC_ID (an id or a unique prefix)."""
         from vectree.retrieval.store import StoreError
 
-        store = _store(store_root)
+        store = _store(store_root).view()  # the published snapshot
         resolved = resolve_paper(store, doc_id)
         try:
             rows = {r["page_no"]: r["text"] for r in store.read_pages(resolved, columns=["page_no", "text"])}

@@ -24,6 +24,7 @@ from vectree.assets.resources import VectreeStore
 from vectree.retrieval.config import set_dagster_env
 from vectree.retrieval.store import Store
 
+from .pulled import record_pulled_papers
 from .jobs import REFRESH_TAG, corpus_job, paper_job, run_tags, scan_job
 
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "ERROR"}}}}
@@ -253,6 +254,7 @@ def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, st
     from vectree.assets.llm_resource import LLMResource
 
     instance = instance or instance_for(store)
+    record_pulled_papers(instance, store, per_paper_asset_keys(defs))  # a store on object storage: see pulled.py
     bound = bind_jobs(defs, resource, llm or LLMResource.from_settings())
     tags = {**(tags or run_tags("cli", sources=resource.sources())),
             REFRESH_TAG: (tags or {}).get(REFRESH_TAG) or uuid.uuid4().hex[:12]}

@@ -21,6 +21,7 @@ The README's configuration table is generated from the field descriptions
 from __future__ import annotations
 
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -32,6 +33,8 @@ ENV_PREFIX = "VECTREE_"
 CONFIG_ENV = "VECTREE_CONFIG"
 DEFAULT_STORE = ".vectree"
 DEFAULT_MAX_PAGES = 1500
+# a store root with a scheme (``s3://bucket/prefix``, ``gs://...``, ``file:///...``) lives on object storage
+STORE_URI_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
 # ../shared/data next to the repository checkout (the workplace layout)
 DEFAULT_SHARED_DATA = Path(__file__).resolve().parents[2].parent / "shared" / "data"
 
@@ -54,6 +57,14 @@ def set_dagster_env() -> None:
     os.environ.setdefault("DAGSTER_DISABLE_TELEMETRY", "1")
 
 
+def as_store_root(value: Any) -> Any:
+    """A store root as the settings hold it: an object-store URI stays a string (without a trailing
+    ``/``), anything else given as a string becomes a ``Path``."""
+    if isinstance(value, str) and STORE_URI_RE.match(value.strip()):
+        return value.strip().rstrip("/")
+    return Path(value) if isinstance(value, str) else value
+
+
 def _env(name: str, *, alias: str) -> str:
     """The environment variable of a field whose name is not ``VECTREE_<FIELD>``; code and the
     config file still use the field name (``populate_by_name``), and only ``alias`` is read from
@@ -69,8 +80,18 @@ class Settings(BaseSettings):
         validate_default=True,
     )
 
-    store_root: Path = Field(Path(DEFAULT_STORE), validation_alias=_env("store_root", alias="VECTREE_STORE"),
-                             description="store root (`--store` overrides it)")
+    # a folder (a Path) or an object-store URI kept as written (a str): Path("s3://b/p") would be "s3:/b/p"
+    store_root: Path | str = Field(
+        Path(DEFAULT_STORE), validation_alias=_env("store_root", alias="VECTREE_STORE"),
+        description="store root: a folder, or an object-store URI such as `s3://bucket/prefix` (credentials and "
+                    "endpoint from the standard `AWS_*` variables); `--store` overrides it")
+    store_cache: Path = Field(
+        Path.home() / ".cache" / "vectree" / "stores",
+        description="where a store on object storage keeps its local copy: the working store of a refresh and the "
+                    "published snapshots it reads (safe to delete)")
+    store_poll_seconds: float = Field(
+        2.0, ge=0.0, description="how often a reader of a store on object storage looks for a newly published "
+                                 "snapshot (at most one pointer read per interval)")
     corpus_dirs: Annotated[tuple[Path, ...], NoDecode] = Field(
         (), validation_alias=_env("corpus_dirs", alias="VECTREE_CORPUS"),
         description="extra corpus folders the sensor and schedules watch (`os.pathsep`-separated: `:` on Linux)")
@@ -121,6 +142,11 @@ class Settings(BaseSettings):
                              description="embedding cache of `vectree eval` (safe to delete)")
     shared_data: Path = Field(DEFAULT_SHARED_DATA,
                               description="the workplace's benchmark data, read by the benchmarks, the tests and SproutRAG training")
+
+    @field_validator("store_root", mode="before")
+    @classmethod
+    def _store_uri_or_path(cls, value: Any) -> Any:
+        return as_store_root(value)
 
     @field_validator("corpus_dirs", mode="before")
     @classmethod
@@ -206,7 +232,7 @@ def load_settings(store_root: str | os.PathLike | None = None, **overrides: Any)
     ``VECTREE_MAX_PAGES must be a valid integer, unable to parse string as an integer, got 'abc'``.
     """
     if store_root:
-        overrides["store_root"] = Path(store_root)
+        overrides["store_root"] = store_root  # a folder or an object-store URI (see _store_uri_or_path)
     try:
         return Settings(**overrides)
     except ValidationError as exc:
@@ -221,6 +247,8 @@ TABLE_END = "<!-- settings-table:end -->"
 def _default_text(name: str, info) -> str:
     if name == "eval_cache":
         return "`~/.cache/vectree-eval`"
+    if name == "store_cache":
+        return "`~/.cache/vectree/stores`"
     if name == "shared_data":
         return "`../shared/data`"
     value = info.default

@@ -57,9 +57,17 @@ def read_sources(store_root: str | Path) -> Sources:
 
 
 def write_sources(store_root: str | Path, sources: Sources) -> Sources:
-    Path(store_root).mkdir(parents=True, exist_ok=True)
-    atomic_write_bytes(sources_path(store_root), json.dumps(sources.as_json(), indent=1).encode())
+    path = sources_path(store_root)  # (the local copy's, for a store on object storage)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(path, json.dumps(sources.as_json(), indent=1).encode())
     return sources
+
+
+def _for_update(store_root: str | Path) -> Sources:
+    """The sources, read to be changed: a store on object storage first brings its working copy
+    in line with the published store, so the change applies to the live sources."""
+    Store(store_root, check_layout=False).sync_working_copy()
+    return read_sources(store_root)
 
 
 def add_sources(store_root: str | Path, paths: list[str | Path]) -> Sources:
@@ -67,14 +75,14 @@ def add_sources(store_root: str | Path, paths: list[str | Path]) -> Sources:
     missing = [str(p) for p in paths if not Path(p).exists()]
     if missing:
         raise SourcesError(f"no such file or folder: {', '.join(missing)}")
-    s = read_sources(store_root)
+    s = _for_update(store_root)
     s.folders = sorted(set(s.folders) | {str(Path(p).resolve()) for p in paths})
     return write_sources(store_root, s)
 
 
 def remove_source(store_root: str | Path, path: str | Path) -> tuple[Sources, str]:
     """Forget the source ``path`` (as given, or resolved); returns the sources and the removed entry."""
-    s = read_sources(store_root)
+    s = _for_update(store_root)
     wanted = {str(path), str(Path(path).expanduser().resolve())}
     hit = [f for f in s.folders if f in wanted]
     if not hit:
@@ -85,14 +93,14 @@ def remove_source(store_root: str | Path, path: str | Path) -> tuple[Sources, st
 
 
 def exclude_paper(store_root: str | Path, doc_id: str, note: str = "") -> Sources:
-    s = read_sources(store_root)
+    s = _for_update(store_root)
     s.excluded[doc_id] = note
     return write_sources(store_root, s)
 
 
 def include_paper(store_root: str | Path, doc_id: str) -> bool:
     """Undo :func:`exclude_paper`; returns whether ``doc_id`` was excluded."""
-    s = read_sources(store_root)
+    s = _for_update(store_root)
     if doc_id not in s.excluded:
         return False
     del s.excluded[doc_id]

@@ -22,6 +22,9 @@ Rules every writer keeps:
   overwrites another's;
 * ``docs.parquet`` is derived from the per-paper records and rewritten whole.
 
+A root that is a URI (``s3://bucket/prefix``) makes an :class:`ObjectStore`: the same layout in a
+local copy, with published snapshots uploaded to and pulled from object storage (see the class).
+
 Paper ids look like ``<slug>-<sha256[:10]>``: stable for the same bytes, readable, and
 restricted to ``[a-z0-9-]`` so they are safe in paths and URLs (:func:`validate_doc_id`).
 """
@@ -31,12 +34,14 @@ from __future__ import annotations
 import contextvars
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import re
 import shutil
 import tempfile
 import threading
+import time
 import uuid
 from collections import OrderedDict
 from contextlib import contextmanager
@@ -46,6 +51,9 @@ from typing import Any, Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
+
+from .config import STORE_URI_RE, load_settings
+from .objstore import ObjectStoreError, Remote, file_sha256, parallel
 
 # 2: published store snapshots (``snapshots/``), ``layout.json``, per-artefact status in the catalog
 STORE_LAYOUT_VERSION = 2
@@ -264,6 +272,13 @@ class Store:
     one published snapshot.  Opening a store checks its layout version
     (:class:`StoreLayoutError` with what to run when it differs)."""
 
+    def __new__(cls, root: str | os.PathLike | None = None, *args: Any, **kwargs: Any):
+        # a URI root (``s3://bucket/prefix``) is a store on object storage: every caller that
+        # builds ``Store(settings.store_root)`` gets one without knowing the difference
+        if cls is Store and is_store_uri(root):
+            cls = ObjectStore
+        return super().__new__(cls)
+
     def __init__(self, root: str | os.PathLike, *, check_layout: bool = True):
         self.root = Path(root).resolve()
         if check_layout:
@@ -271,6 +286,26 @@ class Store:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}({str(self.root)!r})"
+
+    # whether readers pull published snapshots from elsewhere (object storage) before reading them
+    remote_snapshots = False
+
+    @property
+    def location(self) -> str:
+        """Where the store is, as the user named it (a folder, or the URI of a store on object storage)."""
+        return str(self.root)
+
+    # ---- hooks of a store on object storage (no-ops here: see ObjectStore) ---------------
+    def sync_working_copy(self) -> None:
+        """Bring the working store in line with the published one before changing it."""
+
+    def pulled_papers(self) -> dict[str, str]:
+        """Papers whose artefacts :meth:`sync_working_copy` brought in (doc_id -> status) and that
+        the pipeline has not yet recorded as built."""
+        return {}
+
+    def forget_pulled_papers(self) -> None:
+        """The pipeline recorded :meth:`pulled_papers` as built."""
 
     # ---- layout version ----------------------------------------------------------------
     @property
@@ -286,7 +321,7 @@ class Store:
             legacy = (self.root / "docs.parquet").exists() or (self.root / "manifest.parquet").exists()
             return 1 if legacy else None
         except (ValueError, KeyError, TypeError) as exc:
-            raise StoreLayoutError(f"store at {self.root} has an unreadable {LAYOUT_FILE} ({exc}); "
+            raise StoreLayoutError(f"store at {self.location} has an unreadable {LAYOUT_FILE} ({exc}); "
                                    "point VECTREE_STORE (or --store) at a new folder and run `vectree ingest`") from None
 
     def check_layout(self) -> None:
@@ -295,7 +330,7 @@ class Store:
             return
         newer = found > STORE_LAYOUT_VERSION
         raise StoreLayoutError(
-            f"store at {self.root} has layout {found}, this vectree {'reads' if newer else 'writes'} layout "
+            f"store at {self.location} has layout {found}, this vectree {'reads' if newer else 'writes'} layout "
             f"{STORE_LAYOUT_VERSION}: " + (
                 "upgrade vectree, or point VECTREE_STORE (or --store) at a new folder" if newer else
                 "delete that folder (or point VECTREE_STORE / --store at a new one) and run `vectree ingest PATH` again"))
@@ -464,13 +499,17 @@ class Store:
         except (FileNotFoundError, json.JSONDecodeError):
             return None
 
+    @property
+    def run_failures_path(self) -> Path:
+        return self.root / "runs" / "failed.json"
+
     def write_run_failures(self, failures: dict[str, str]) -> None:
         """Why each paper's last pipeline run failed (the published status names the reason)."""
-        atomic_write_bytes(self.root / "runs" / "failed.json", json.dumps(failures, indent=1, sort_keys=True).encode())
+        atomic_write_bytes(self.run_failures_path, json.dumps(failures, indent=1, sort_keys=True).encode())
 
     def read_run_failures(self) -> dict[str, str]:
         try:
-            return dict(json.loads((self.root / "runs" / "failed.json").read_text()))
+            return dict(json.loads(self.run_failures_path.read_text()))
         except (FileNotFoundError, json.JSONDecodeError):
             return {}
 
@@ -838,3 +877,411 @@ class StoreReader:
 
     def __getattr__(self, name: str):
         return getattr(self._store.view(), name)
+
+
+# ---- stores on object storage ------------------------------------------------------------------
+# Under the URI's prefix (every object written whole; the pointer last):
+#   layout.json               {"layout": STORE_LAYOUT_VERSION, "objstore": OBJSTORE_FORMAT}
+#   blobs/<sha256>            file contents, content-addressed: written once, shared by snapshots
+#   snapshots/<id>.json       one published snapshot: every file of it (local path -> sha256, size)
+#   CURRENT                   id of the live snapshot; its one PUT is what publishes
+OBJSTORE_FORMAT = 1
+REMOTE_POINTER = "CURRENT"
+REMOTE_SNAPSHOTS = "snapshots"
+REMOTE_BLOBS = "blobs"
+_SHA_RE = re.compile(r"^[0-9a-f]{64}$")
+_PULL_LOCK = threading.Lock()
+
+
+def is_store_uri(root: Any) -> bool:
+    """Whether a store root names object storage (``s3://bucket/prefix``) rather than a folder."""
+    return isinstance(root, str) and bool(STORE_URI_RE.match(root))
+
+
+def cache_key(uri: str) -> str:
+    """The local folder name of a store URI: readable, and unique by its hash."""
+    slug = re.sub(r"[^a-z0-9]+", "-", uri.lower()).strip("-")[:60]
+    return f"{slug}-{hashlib.sha256(uri.encode()).hexdigest()[:12]}"
+
+
+def _safe_rel(rel: str) -> str:
+    """A relative path from a remote manifest, refused when it could leave the local folder."""
+    parts = rel.split("/")
+    if not rel or rel.startswith("/") or any(p in ("", ".", "..") for p in parts) or "\\" in rel:
+        raise StoreError(f"malformed path {rel[:80]!r} in a published snapshot")
+    return rel
+
+
+class ObjectStore(Store):
+    """A store whose published snapshots live on object storage (``s3://bucket/prefix``).
+
+    ``root`` is a local folder (``<store_cache>/<cache_key(uri)>``) laid out like any store: the
+    writer's working copy (the pipeline and its Dagster instance work there, as on a local store)
+    and the published snapshots this machine has pulled.  Publishing (:meth:`publish_snapshot`)
+    publishes locally, uploads every file of the new snapshot that the bucket does not hold yet
+    (content-addressed blobs, so an unchanged paper is never uploaded twice), its file list, then
+    the pointer: one PUT, so a reader sees the previous snapshot or the new one, never a torn one.
+    Readers resolve :meth:`current_snapshot_id` from the pointer (at most once every
+    ``store_poll_seconds``) and pull a snapshot whole into the local folder before they read it
+    (:meth:`pull_snapshot`); Tantivy, LanceDB and Parquet then read local files.
+    A writer on a machine whose working copy is not the live snapshot's (a fresh machine, or another
+    machine published since) first rebuilds it from that snapshot (:meth:`sync_working_copy`).
+    """
+
+    def __init__(self, root: str, *, check_layout: bool = True, cache_dir: str | os.PathLike | None = None,
+                 poll_seconds: float | None = None):
+        settings = load_settings() if cache_dir is None or poll_seconds is None else None
+        self.uri = str(root).rstrip("/")
+        self.remote = Remote(self.uri)
+        cache = Path(cache_dir if cache_dir is not None else settings.store_cache).expanduser()
+        self.root = (cache / cache_key(self.uri)).resolve()
+        self.poll_seconds = float(settings.store_poll_seconds if poll_seconds is None else poll_seconds)
+        self._pointer: tuple[float, str | None] = (0.0, None)
+        self._pointer_lock = threading.Lock()
+        self.root.mkdir(parents=True, exist_ok=True)
+        if check_layout:
+            self.check_layout()
+
+    remote_snapshots = True
+
+    def __repr__(self) -> str:
+        return f"ObjectStore({self.uri!r})"
+
+    @property
+    def location(self) -> str:
+        return self.uri
+
+    # ---- local bookkeeping ---------------------------------------------------------------
+    @property
+    def objstore_dir(self) -> Path:
+        """Local state of the copy: ``state.json``, the hash cache, pulled blobs, staging."""
+        return self.root / ".objstore"
+
+    @property
+    def blobs_dir(self) -> Path:
+        return self.objstore_dir / "blobs"
+
+    @property
+    def _state_path(self) -> Path:
+        return self.objstore_dir / "state.json"
+
+    def _read_state(self) -> dict[str, Any]:
+        try:
+            return dict(json.loads(self._state_path.read_text()))
+        except (FileNotFoundError, ValueError, TypeError):
+            return {}
+
+    def _write_state(self, state: dict[str, Any]) -> None:
+        atomic_write_bytes(self._state_path, json.dumps({"uri": self.uri, **state}, indent=1, sort_keys=True).encode())
+
+    def _rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+    # ---- layout ----------------------------------------------------------------------------
+    def layout_version(self) -> int | None:
+        data = self.remote.get(LAYOUT_FILE)
+        if data is None:
+            self.remote.check_bucket()  # a new store, or a mistyped bucket?
+            return None
+        try:
+            return int(json.loads(data)["layout"])
+        except (ValueError, KeyError, TypeError) as exc:
+            raise StoreLayoutError(f"store at {self.uri} has an unreadable {LAYOUT_FILE} ({exc}); "
+                                   "point VECTREE_STORE (or --store) at a new prefix and run `vectree ingest`") from None
+
+    # ---- the live snapshot -----------------------------------------------------------------
+    def current_snapshot_id(self) -> str | None:
+        return self._remote_pointer()
+
+    def _remote_pointer(self, *, fresh: bool = False) -> str | None:
+        with self._pointer_lock:
+            read_at, value = self._pointer
+            if not fresh and read_at and time.monotonic() - read_at < self.poll_seconds:
+                return value
+        try:
+            data = self.remote.get(REMOTE_POINTER)
+        except ObjectStoreError:
+            if fresh or not read_at:
+                raise
+            # the bucket did not answer: keep serving the snapshot we have, ask again next interval
+            with self._pointer_lock:
+                self._pointer = (time.monotonic(), value)
+            return value
+        value = (data.decode("utf-8", "replace").strip() or None) if data is not None else None
+        if value is not None and not SNAPSHOT_ID_RE.match(value):
+            raise StoreError(f"{self.uri}/{REMOTE_POINTER} does not name a snapshot ({value[:40]!r})")
+        with self._pointer_lock:
+            self._pointer = (time.monotonic(), value)
+        return value
+
+    def snapshot_manifest(self, snapshot_id: str) -> dict[str, Any]:
+        self.pull_snapshot(snapshot_id)
+        return super().snapshot_manifest(snapshot_id)
+
+    def referenced_index_snapshots(self) -> set[str]:
+        # the snapshots on this machine only: pulling here (maybe under the pull lock) would deadlock
+        out = set()
+        for sid in self.snapshot_ids():
+            try:
+                idx = Store.snapshot_manifest(self, sid).get("index")
+            except (StoreError, ValueError):
+                continue
+            if idx:
+                out.add(idx)
+        return out
+
+    def _remote_manifest(self, snapshot_id: str) -> dict[str, Any]:
+        data = self.remote.get(f"{REMOTE_SNAPSHOTS}/{snapshot_id}.json")
+        if data is None:
+            raise SnapshotNotFoundError(f"snapshot {snapshot_id} is not published at {self.uri}")
+        try:
+            manifest = json.loads(data)
+            if manifest.get("format") != OBJSTORE_FORMAT:
+                raise ValueError(f"format {manifest.get('format')!r}, this vectree reads {OBJSTORE_FORMAT}")
+            return manifest
+        except (ValueError, AttributeError) as exc:
+            raise StoreError(f"snapshot {snapshot_id} at {self.uri} has an unreadable file list ({exc})") from None
+
+    # ---- pulling a snapshot ----------------------------------------------------------------
+    @contextmanager
+    def _file_lock(self, name: str) -> Iterator[None]:
+        self.objstore_dir.mkdir(parents=True, exist_ok=True)
+        with open(self.objstore_dir / f"{name}.lock", "a") as fh:
+            fcntl.flock(fh, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(fh, fcntl.LOCK_UN)
+
+    def _fetch_blobs(self, entries: Iterable[tuple[str, int]]) -> None:
+        """Download every blob not in the local blob cache (checked against its hash)."""
+        need = sorted({sha for sha, _ in entries if not (self.blobs_dir / sha).exists()})
+        for sha in need:
+            if not _SHA_RE.match(sha):
+                raise StoreError(f"malformed blob name {sha[:80]!r} in a published snapshot")
+
+        def fetch(sha: str) -> None:
+            try:
+                self.remote.download(f"{REMOTE_BLOBS}/{sha}", self.blobs_dir / sha, sha256=sha, mode=_file_mode())
+            except FileNotFoundError:
+                raise SnapshotNotFoundError(f"a file of the snapshot is gone from {self.uri} "
+                                            "(collected after newer publishes)") from None
+
+        parallel(fetch, need)
+
+    def pull_snapshot(self, snapshot_id: str) -> Path:
+        """The local folder of a published snapshot, downloaded first if this machine lacks it.
+
+        The snapshot's folder, its index snapshot and its SproutRAG model are each assembled in a
+        staging folder (files hard-linked from the blob cache) and renamed into place, the store
+        snapshot last: a snapshot folder with its ``snapshot.json`` is always complete."""
+        if not SNAPSHOT_ID_RE.match(snapshot_id or ""):
+            raise SnapshotNotFoundError(f"malformed snapshot id {snapshot_id!r}")
+        target = self.snapshots_dir / snapshot_id
+        if (target / "snapshot.json").exists():
+            return target
+        with _PULL_LOCK, self._file_lock("pull"):
+            if (target / "snapshot.json").exists():  # another thread or process pulled it meanwhile
+                return target
+            manifest = self._remote_manifest(snapshot_id)
+            folders: dict[str, dict[str, list]] = manifest.get("folders") or {}
+            missing = {_safe_rel(f): files for f, files in folders.items() if not (self.root / _safe_rel(f)).exists()}
+            self._fetch_blobs((sha, size) for files in missing.values() for sha, size in files.values())
+            # the store snapshot's own folder last: its presence says the rest is there
+            for folder in sorted(missing, key=lambda f: f == self._rel(target)):
+                self._assemble(folder, missing[folder])
+            if not (target / "snapshot.json").exists():
+                raise StoreError(f"snapshot {snapshot_id} at {self.uri} lists no snapshot.json")
+            self._collect_local(keep=snapshot_id)
+        return target
+
+    def _assemble(self, folder: str, files: dict[str, list]) -> None:
+        staging = Path(tempfile.mkdtemp(prefix="pull-", dir=self._staging_dir()))
+        try:
+            for rel, (sha, _size) in files.items():
+                dst = staging / _safe_rel(rel)
+                dst.parent.mkdir(parents=True, exist_ok=True)
+                link_or_copy(self.blobs_dir / sha, dst)
+            final = self.root / folder
+            final.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.replace(staging, final)
+            except OSError:
+                if not final.exists():
+                    raise  # else: it appeared meanwhile (a local publish of the same id): keep that
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _staging_dir(self) -> Path:
+        d = self.objstore_dir / "staging"
+        d.mkdir(parents=True, exist_ok=True)
+        return d
+
+    def _collect_local(self, keep: str) -> None:
+        """Drop pulled snapshots beyond the last :data:`KEEP_SNAPSHOTS`, index snapshots older
+        than every kept one and unreferenced, and blobs nothing links to any more."""
+        ids = self.snapshot_ids()
+        for old in ids[:-KEEP_SNAPSHOTS]:
+            if old != keep:
+                shutil.rmtree(self.snapshots_dir / old, ignore_errors=True)
+        kept = self.snapshot_ids()
+        if kept and self.index_snapshots_dir.exists():
+            needed = self.referenced_index_snapshots() | {self.read_index_pointer()}
+            for d in self.index_snapshots_dir.iterdir():
+                # older than the oldest kept snapshot: a working-copy build in progress is newer
+                if SNAPSHOT_ID_RE.match(d.name) and d.name not in needed and d.name < kept[0]:
+                    shutil.rmtree(d, ignore_errors=True)
+        if self.blobs_dir.exists():
+            for blob in self.blobs_dir.iterdir():
+                try:
+                    if blob.stat().st_nlink == 1:  # no pulled folder links it any more
+                        blob.unlink()
+                except FileNotFoundError:
+                    pass
+
+    # ---- publishing ------------------------------------------------------------------------
+    def publish_snapshot(self, catalog_rows: list[dict[str, Any]], *, index_snapshot: str | None,
+                         sprout_model: str | None, extra: dict[str, Any] | None = None) -> str:
+        """Publish locally (:meth:`Store.publish_snapshot`), then to the bucket: blobs, file list,
+        pointer.  Until the pointer is written nothing changes for readers; a failed upload
+        raises and the previous snapshot keeps serving."""
+        snap_id = super().publish_snapshot(catalog_rows, index_snapshot=index_snapshot, sprout_model=sprout_model,
+                                           extra=extra)
+        self.push_snapshot(snap_id)
+        return snap_id
+
+    def _hash_files(self, paths: list[Path]) -> dict[Path, list]:
+        """``path -> [sha256, size]``, reusing hashes of files whose inode, size and mtime are
+        unchanged since the last publish (hard links make most of a snapshot such files)."""
+        cache_path = self.objstore_dir / "hashes.json"
+        try:
+            cache = dict(json.loads(cache_path.read_text()))
+        except (FileNotFoundError, ValueError, TypeError):
+            cache = {}
+        out, used = {}, {}
+        for path in paths:
+            st = path.stat()
+            key = f"{st.st_dev}:{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+            sha = cache.get(key) or file_sha256(path)
+            used[key] = sha
+            out[path] = [sha, st.st_size]
+        atomic_write_bytes(cache_path, json.dumps(used).encode())
+        return out
+
+    def push_snapshot(self, snap_id: str) -> None:
+        """Upload a locally published snapshot and make it the live one (see the class)."""
+        snap_dir = self.snapshots_dir / snap_id
+        info = json.loads((snap_dir / "snapshot.json").read_text())
+        folders: dict[str, Path] = {}
+        if info.get("index") and self.index_snapshot_dir(info["index"]).is_dir():
+            folders[self._rel(self.index_snapshot_dir(info["index"]))] = self.index_snapshot_dir(info["index"])
+        model = info.get("sprout_model")
+        if model and model != "none" and self.sprout_model_dir(model).is_dir():
+            folders[self._rel(self.sprout_model_dir(model))] = self.sprout_model_dir(model)
+        folders[self._rel(snap_dir)] = snap_dir
+        listed = {name: sorted(p for p in d.rglob("*") if p.is_file() and not p.name.endswith(".lock"))
+                  for name, d in folders.items()}
+        # the working store's own state, so a writer on another machine can carry on from here
+        writer = [p for p in (self.manifest_path, self.catalog_path, self.sources_path, self.run_failures_path)
+                  if p.exists()]
+        hashes = self._hash_files([p for ps in listed.values() for p in ps] + writer)
+        present = set(self.remote.list(REMOTE_BLOBS))
+        todo: dict[str, Path] = {}
+        for path, (sha, _) in hashes.items():
+            if sha not in present:
+                todo.setdefault(sha, path)
+        parallel(lambda sha: self.remote.upload(todo[sha], f"{REMOTE_BLOBS}/{sha}"), sorted(todo))
+        manifest = {
+            "format": OBJSTORE_FORMAT, "snapshot_id": snap_id, "created_at": info.get("created_at"),
+            "index": info.get("index"), "sprout_model": model,
+            "folders": {name: {p.relative_to(folders[name]).as_posix(): hashes[p] for p in ps}
+                        for name, ps in listed.items()},
+            "writer": {self._rel(p): hashes[p] for p in writer},
+        }
+        self.remote.put(f"{REMOTE_SNAPSHOTS}/{snap_id}.json", json.dumps(manifest, sort_keys=True).encode())
+        if self.remote.get(LAYOUT_FILE) is None:
+            self.remote.put(LAYOUT_FILE, json.dumps({"layout": STORE_LAYOUT_VERSION, "objstore": OBJSTORE_FORMAT}).encode())
+        self.remote.put(REMOTE_POINTER, snap_id.encode())  # the publish: one object, written whole
+        with self._pointer_lock:
+            self._pointer = (time.monotonic(), snap_id)
+        self._write_state({**self._read_state(), "base": snap_id})
+        self._collect_remote(snap_id, manifest)
+
+    def _collect_remote(self, snap_id: str, manifest: dict[str, Any]) -> None:
+        """Delete file lists beyond the last :data:`KEEP_SNAPSHOTS` and blobs no kept list names.
+        Only the one writer runs this, after its pointer write, so nothing live loses a file."""
+        ids = sorted(n[: -len(".json")] for n in self.remote.list(REMOTE_SNAPSHOTS)
+                     if n.endswith(".json") and SNAPSHOT_ID_RE.match(n[: -len(".json")]))
+        keep = set(ids[-KEEP_SNAPSHOTS:]) | {snap_id}
+        self.remote.delete(f"{REMOTE_SNAPSHOTS}/{i}.json" for i in ids if i not in keep)
+        referenced: set[str] = set()
+        for sid in keep:
+            try:
+                m = manifest if sid == snap_id else self._remote_manifest(sid)
+            except StoreError:
+                continue
+            referenced |= {sha for files in m.get("folders", {}).values() for sha, _ in files.values()}
+            referenced |= {sha for sha, _ in m.get("writer", {}).values()}
+        self.remote.delete(f"{REMOTE_BLOBS}/{b}" for b in self.remote.list(REMOTE_BLOBS)
+                           if _SHA_RE.match(b) and b not in referenced)
+
+    # ---- the writer's working copy ------------------------------------------------------------
+    @contextmanager
+    def writer_lock(self, *, wait: bool = False) -> Iterator[None]:
+        """The local writer lock, then :meth:`sync_working_copy` under it.  It excludes writers on
+        this machine only: one machine at a time should write a store on object storage."""
+        with super().writer_lock(wait=wait):
+            self._sync_locked()
+            yield
+
+    def sync_working_copy(self) -> None:
+        with self.writer_lock():
+            pass
+
+    def _sync_locked(self) -> None:
+        live = self._remote_pointer(fresh=True)
+        state = self._read_state()
+        if live == state.get("base"):
+            return  # this copy published the live snapshot, or was built from it
+        self._reset_working_copy()
+        pulled: dict[str, str] = {}
+        if live is not None:
+            snap_dir = self.pull_snapshot(live)
+            info = json.loads((snap_dir / "snapshot.json").read_text())
+            for doc_id, have in (info.get("papers") or {}).items():
+                paths = self.per_paper_paths(doc_id)
+                for name, rel in have.items():
+                    if name in paths:
+                        link_tree(snap_dir / _safe_rel(rel), paths[name])
+            writer = self._remote_manifest(live).get("writer") or {}
+            self._fetch_blobs(writer.values())
+            for rel, (sha, _) in writer.items():
+                atomic_copy(self.blobs_dir / sha, self.root / _safe_rel(rel))
+            if info.get("index"):
+                self.write_index_pointer(info["index"])
+            if info.get("sprout_model"):
+                self.write_sprout_model_pointer(info["sprout_model"])
+            # built papers: the pipeline records them so an unchanged refresh does not redo them;
+            # degraded ones (a failed run) are left to be built again, as they would be here
+            for row in read_parquet(snap_dir / "docs.parquet", ["doc_id", "status"]).to_pylist():
+                if row["status"] not in ("degraded", "pending"):
+                    pulled[row["doc_id"]] = row["status"]
+            self._collect_local(keep=live)
+        self._write_state({"base": live, "pulled": pulled})
+
+    def _reset_working_copy(self) -> None:
+        """Forget the working store (its pipeline state included); pulled snapshots, index
+        snapshots, models and blobs stay (id- or content-addressed, so never stale)."""
+        for path in (self.manifest_path, self.catalog_path, self.sources_path, self.run_failures_path,
+                     self.index_pointer_path, self.sprout_model_pointer_path):
+            path.unlink(missing_ok=True)
+        for folder in {p.parent for p in self.per_paper_paths("x").values()} | {self.dagster_home}:
+            shutil.rmtree(folder, ignore_errors=True)
+
+    def pulled_papers(self) -> dict[str, str]:
+        return dict(self._read_state().get("pulled") or {})
+
+    def forget_pulled_papers(self) -> None:
+        state = self._read_state()
+        if state.get("pulled"):
+            self._write_state({**state, "pulled": {}})

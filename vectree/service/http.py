@@ -228,7 +228,8 @@ def service_router(store: Store, toolbox: Toolbox, settings: Settings) -> APIRou
         from vectree.retrieval.search.index import current_snapshot_id, index_root
 
         catalog = store.view().read_catalog()
-        return {"status": "ok", "snapshot": current_snapshot_id(index_root(store)),
+        # (a machine that only reads a store on object storage has no working index: the live one's)
+        return {"status": "ok", "snapshot": current_snapshot_id(index_root(store)) or store.view().index_snapshot_id,
                 "papers": sum(1 for r in catalog if r["status"] == "ok"), "papers_total": len(catalog)}
 
     @router.get("/papers", response_model=Papers, responses=GUARD_ERRORS, tags=["service"])
