@@ -169,25 +169,3 @@ def test_sections_roll_up_to_their_paper_by_best_entry():
     assert [r["doc_id"] for r in out] == ["p1", "p2"] and out[0]["score"] == out[1]["score"]
     only = fuse({"bm25": bm25}, k=5)
     assert [r["doc_id"] for r in only] == ["p1", "p2"] and only[0]["score"] == 9.0
-
-
-def test_default_fusion_lets_a_clear_exact_match_beat_a_close_dense_runner_up(monkeypatch):
-    """The configured default (weighted, dense weight chosen on PubMedQA training questions) gives
-    BM25 an equal share: a paper that is BM25's clear first (it holds the query's rare words) and
-    only a close second by cosine ranks first; a dense margin as wide as BM25's still wins."""
-    from vectree.retrieval.search.query import default_fusion
-
-    monkeypatch.delenv("VECTREE_SEARCH_DENSE_WEIGHT", raising=False)
-    monkeypatch.delenv("VECTREE_SEARCH_FUSION", raising=False)
-    fusion, weight = default_fusion()
-    assert (fusion, weight) == ("weighted", 0.5)
-    others = [_H(f"o{i}", 0.1 * i) for i in range(5)]  # dense floor 0: the gaps below are on one scale
-    bm25 = [_H("exact", 14.0), _H("close", 7.5)] + [_H(f"o{i}", 1.0 + 0.1 * i) for i in range(5)]
-    dense = [_H("close", 0.62), _H("exact", 0.50)] + others
-    out = fuse({"bm25": bm25, "dense": dense}, fusion=fusion, dense_weight=weight, k=3)
-    assert out[0]["doc_id"] == "exact"
-    # the earlier default (dense weight 0.8) let the cosine's small margin decide
-    assert fuse({"bm25": bm25, "dense": dense}, fusion="weighted", dense_weight=0.8, k=3)[0]["doc_id"] == "close"
-    # a paper far ahead on meaning (and a fair BM25 second) is not overruled by the exact match
-    wide = [_H("close", 0.62), _H("exact", 0.15)] + others
-    assert fuse({"bm25": bm25, "dense": wide}, fusion=fusion, dense_weight=weight, k=3)[0]["doc_id"] == "close"

@@ -29,7 +29,7 @@ def test_defaults_work_with_nothing_set(clean_env):
     s = load_settings()
     assert s.store_root == Path(".vectree") and s.corpus_dirs == () and s.max_pages == 1500
     assert not s.llm_configured and s.llm_key is None and s.token is None
-    assert (s.search_fusion, s.search_dense_weight, s.blas_threads, s.eval_threads) == ("weighted", 0.5, 1, 1)
+    assert (s.search_fusion, s.search_dense_weight, s.blas_threads, s.eval_threads) == ("weighted", 0.8, 1, 1)
 
 
 def test_settings_from_the_environment(clean_env, tmp_path):

@@ -114,7 +114,7 @@ class Settings(BaseSettings):
     llm_context_tokens: int = Field(16000, ge=1000, description="context size the tree extractor windows page text into")
     search_fusion: Literal["rrf", "weighted"] = Field(
         "weighted", description="Layer 0 fusion of BM25 and dense hits (`rrf` or `weighted`), chosen on PubMedQA")
-    search_dense_weight: float = Field(0.5, ge=0.0, le=1.0, description="dense share of the `weighted` fusion")
+    search_dense_weight: float = Field(0.8, ge=0.0, le=1.0, description="dense share of the `weighted` fusion")
     api_token: SecretStr | None = Field(
         None, description="bearer token the HTTP service requires on every route but `/health`; unset: no token")
     max_body_bytes: int = Field(1_000_000, ge=1024, description="largest request body the HTTP service reads (larger: 413)")
