@@ -31,7 +31,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.shared_data]
 REPO = Path(__file__).resolve().parents[1]
 VECTREE = [sys.executable, "-m", "vectree.cli"]
 ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "DAGSTER_DISABLE_TELEMETRY": "1",
-       "PYTHONWARNINGS": "ignore", "OPENAI_BASE_URL": ""}
+       "PYTHONWARNINGS": "ignore", "OPENAI_BASE_URL": "", "PYTHONFAULTHANDLER": "1"}
 QUERIES = ["neural network training", "evaluation dataset results", "graph", "language model", "table extraction"]
 
 
@@ -79,6 +79,8 @@ def _finish(proc: subprocess.Popen, timeout: float, log: Path) -> int:
     try:
         return proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGABRT)  # faulthandler writes every thread's stack to the log
+        time.sleep(3)
         _kill(proc)
         raise AssertionError(f"ingest did not finish in {timeout:.0f} s:\n{log.read_text()[-3000:]}")
 
@@ -257,7 +259,7 @@ def test_killing_a_celery_worker_leaves_the_previous_snapshot_and_the_rerun_comp
     # a fresh worker replaces the dead one and the re-run completes
     workers.start("w3")
     log = tmp_path / "rerun.log"
-    assert _finish(_ingest(rest, store, env, 300, log), 300, log) == 0, log.read_text()[-3000:]
+    assert _finish(_ingest(rest, store, env, 200, log), 200, log) == 0, log.read_text()[-3000:]
     assert Store(store).current_snapshot_id() != before_id
     assert answers(store) == reference
 
