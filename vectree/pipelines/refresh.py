@@ -313,8 +313,27 @@ def _run_failures(events, batch: list[str], success: bool) -> tuple[dict[str, st
     return failures, step_errors
 
 
+def execute_batch(*, store_root: str, corpus_dirs: tuple[str, ...], max_pages: int, executor: str,
+                  run_config: dict, asset_keys: list[str], batch: list[str], tags: dict[str, str]):
+    """One ``paper_job`` run over ``batch`` on ``executor``, launched with :func:`dagster.execute_job`
+    against the store's instance; runs in a process of its own (see ``_refresh_locked``).
+    Returns (failures, interrupted)."""
+    from .executors import reconstructable_job
+
+    set_dagster_env()
+    resource = VectreeStore(store_root=store_root, corpus_dirs=list(corpus_dirs), max_pages=max_pages)
+    instance = instance_for(resource.store)
+    with dg.execute_job(reconstructable_job(paper_job.name, resource, executor), instance=instance,
+                        run_config=run_config, tags=tags,
+                        asset_selection=[dg.AssetKey.from_user_string(k) for k in asset_keys],
+                        raise_on_error=False) as result:
+        failures, errors = _run_failures(result.all_events, batch, result.success)
+    return failures, any(_interrupted(err) for err in errors)
+
+
 def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, stop, tags, settings) -> RefreshReport:
-    from concurrent.futures import ThreadPoolExecutor
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
 
     from vectree.assets.llm_resource import LLMResource
 
@@ -353,32 +372,36 @@ def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, st
     done = 0
 
     def run_batch(batch: list[str]):
-        """One ``paper_job`` run over ``batch``: (success, events)."""
-        if parallel:
-            result = dg.execute_job(reconstructable_job(paper_job.name, resource, settings.executor), instance=instance,
-                                    run_config=executor_run_config(settings), tags={**tags, **batch_tags(batch)},
-                                    asset_selection=paper_keys, raise_on_error=False)
-            with result:
-                return result.success, list(result.all_events)
+        """One in-process ``paper_job`` run over ``batch``: (failures, interrupted)."""
         result = bound.resolve_job_def(paper_job.name).execute_in_process(
             asset_selection=paper_keys, run_config=QUIET_RUN_CONFIG, instance=instance, raise_on_error=False,
             tags={**tags, **batch_tags(batch)})
-        return result.success, list(result.all_events)
+        failures, errors = _run_failures(result.all_events, batch, result.success)
+        return failures, any(_interrupted(err) for err in errors)
+
+    launch = dict(store_root=str(resource.store_root), corpus_dirs=tuple(resource.corpus_dirs),
+                  max_pages=resource.max_pages, executor=settings.executor,
+                  run_config=executor_run_config(settings), asset_keys=[k.to_user_string() for k in paper_keys])
 
     def settle(batch: list[str], outcome) -> None:
         nonlocal done
         if isinstance(outcome, BaseException):
-            failures, errors = {d: f"{type(outcome).__name__}: {outcome}" for d in batch}, []
+            failures, interrupted = {d: f"{type(outcome).__name__}: {outcome}" for d in batch}, False
         else:
-            failures, errors = _run_failures(outcome[1], batch, outcome[0])
-        if stop.is_set() or any(_interrupted(err) for err in errors):
+            failures, interrupted = outcome
+        if stop.is_set() or interrupted:
             raise RefreshInterrupted("interrupted")
         report.failed_runs.update(failures)  # a broken paper never stops the others
         done += len(batch)
 
-    if parallel and len(batches) > 1:
-        with ThreadPoolExecutor(max_workers=settings.workers, thread_name_prefix="vectree-batch") as pool:
-            futures = [(b, pool.submit(run_batch, b)) for b in batches]
+    if parallel:
+        # each batch run is orchestrated from its own process: Dagster's run set-up reconfigures
+        # logging (logging.config.dictConfig), and two runs started from threads of one process
+        # deadlocked on the logging locks
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=min(settings.workers, len(batches)) or 1, mp_context=ctx) as pool:
+            futures = [(b, pool.submit(execute_batch, batch=b, tags={**tags, **batch_tags(b)}, **launch))
+                       for b in batches]
             for batch, future in futures:
                 if on_paper:
                     on_paper(batch[0], done, len(plan.run))
