@@ -48,11 +48,13 @@ def _start(cmd, log: Path, env=None) -> subprocess.Popen:
 
 
 def _kill(proc: subprocess.Popen | None, sig=signal.SIGKILL) -> None:
-    if proc is None or proc.poll() is not None:
+    """``proc``'s whole group, even when its leader has exited (its children may not have)."""
+    if proc is None:
         return
     try:
         os.killpg(proc.pid, sig)
     except ProcessLookupError:
+        proc.poll()
         return
     try:
         proc.wait(timeout=20)

@@ -399,7 +399,8 @@ def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, st
         # logging (logging.config.dictConfig), and two runs started from threads of one process
         # deadlocked on the logging locks
         ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=min(settings.workers, len(batches)) or 1, mp_context=ctx) as pool:
+        pool = ProcessPoolExecutor(max_workers=min(settings.workers, len(batches)) or 1, mp_context=ctx)
+        try:
             futures = [(b, pool.submit(execute_batch, batch=b, tags={**tags, **batch_tags(b)}, **launch))
                        for b in batches]
             for batch, future in futures:
@@ -410,6 +411,14 @@ def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, st
                 except Exception as exc:
                     outcome = exc
                 settle(batch, outcome)
+        except BaseException:
+            # interrupted (or a batch's step waits for a worker that died): the batch processes
+            # must not outlive the refresh, which publishes nothing
+            pool.shutdown(wait=False, cancel_futures=True)
+            for child in multiprocessing.active_children():
+                child.kill()
+            raise
+        pool.shutdown(wait=True)
     else:
         for batch in batches:
             if on_paper:
