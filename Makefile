@@ -15,6 +15,9 @@ $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
 	$(BIN)/python -m pip install -q -e ".[dev]"
+	# the Celery executor (VECTREE_EXECUTOR=celery): 0.29.28, the family version of dagster 1.13.28,
+	# is not on PyPI; 0.29.27 pins dagster==1.13.27, so it goes in without its pins (README)
+	$(BIN)/python -m pip install -q --no-deps "dagster-celery==0.29.27"
 	touch $@
 
 demo: install  ## write the demo corpus into its own store, ingest it, ask it questions

@@ -157,13 +157,15 @@ def test_cli_refresh_runs_named_jobs_tagged_with_trigger_sources_and_one_refresh
     corpus, store = read_only_store
     runs = instance_for(store).get_runs()
     assert {r.job_name for r in runs} == {"scan_job", "paper_job", "corpus_job"}
-    assert sorted(r.job_name for r in runs).count("paper_job") == 2
+    # one batch: both papers in one run over a range of paper partitions, not a run per paper
+    assert sorted(r.job_name for r in runs).count("paper_job") == 1
     for r in runs:
         assert r.tags["vectree/trigger"] == "cli", r.tags
         assert r.tags["vectree/command"] == "ingest"
         assert r.tags["vectree/sources"] == str(corpus.resolve())
     assert len({r.tags["vectree/refresh"] for r in runs}) == 1
-    papers = {r.tags["dagster/partition"] for r in runs if r.job_name == "paper_job"}
+    [paper_run] = [r for r in runs if r.job_name == "paper_job"]
+    papers = {paper_run.tags["dagster/asset_partition_range_start"], paper_run.tags["dagster/asset_partition_range_end"]}
     assert papers == {row["doc_id"] for row in store.read_catalog()}
 
 

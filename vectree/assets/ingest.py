@@ -9,7 +9,8 @@ import dagster as dg
 from vectree.retrieval.corpus import SourceFile
 from vectree.retrieval.ingest import build_catalog, ingest_paper
 
-from .partitions import CORPUS, PAPER, paper_check_spec, papers_partitions
+from .partitions import (CORPUS, FAILED_KEY, PAPER, PAPER_BACKFILL, batch_keys, finish_batch, failed_paper, paper_check,
+                         paper_check_spec, papers_partitions)
 from .resources import VectreeStore
 
 GROUP = "ingest"
@@ -42,44 +43,56 @@ def corpus_manifest(context: dg.AssetExecutionContext, vectree: VectreeStore) ->
     kinds={"pymupdf", "parquet"},
     partitions_def=papers_partitions,
     deps=[corpus_manifest],
+    backfill_policy=PAPER_BACKFILL,
     check_specs=[paper_check_spec("has_text_layer", "paper_pages",
                                   "The paper has a text layer (per paper: the failing paper is named).")],
     description="Text of every page in reading order, with line layout (bbox, font size, bold), "
     "paper metadata, and a copy of the PDF. Bad files get a status and a reason, not a failure.",
 )
-def paper_pages(context: dg.AssetExecutionContext, vectree: VectreeStore) -> dg.MaterializeResult:
-    doc_id = context.partition_key
+def paper_pages(context: dg.AssetExecutionContext, vectree: VectreeStore):
     store = vectree.store
-    files = [SourceFile(**r) for r in store.read_manifest() if r["doc_id"] == doc_id]
+    manifest = store.read_manifest()
+    per_paper, failed = {}, {}
+    for doc_id in batch_keys(context):
+        try:
+            metadata, check = _one_paper_pages(context, store, manifest, doc_id, vectree.max_pages)
+        except Exception as exc:  # one broken paper never stops the batch
+            event = failed_paper(context, "paper_pages", doc_id, exc)
+            failed[doc_id] = event.metadata[FAILED_KEY].value
+            yield event
+            continue
+        per_paper[doc_id] = metadata
+        yield check
+    yield from finish_batch(context, per_paper, failed)
+
+
+def _one_paper_pages(context, store, manifest, doc_id: str, max_pages: int):
+    files = [SourceFile(**r) for r in manifest if r["doc_id"] == doc_id]
     if not files:
         raise dg.Failure(f"paper {doc_id} is not in the corpus manifest; rematerialize corpus_manifest")
     started = time.perf_counter()
-    record = ingest_paper(store, files, max_pages=vectree.max_pages)
+    record = ingest_paper(store, files, max_pages=max_pages)
     ok = record["status"] == "ok"
     if not ok:
         context.log.warning(f"{doc_id}: {record['status']}: {record['error']}")
-    return dg.MaterializeResult(
-        metadata={
-            "status": record["status"],
-            "error": record["error"] or "",
-            "title": record["title"],
-            "pages": record["n_pages"],
-            "characters": record["n_chars"],
-            "source": dg.MetadataValue.path(record["source_path"]),
-            "seconds": round(time.perf_counter() - started, 3),
-        },
-        check_results=[
-            dg.AssetCheckResult(
-                check_name="has_text_layer",
-                passed=ok,
-                description=f"{doc_id} ({record['title'] or 'untitled'}): "
-                + ("text layer present" if ok else f"{record['status']}: {record['error']}"),
-                severity=dg.AssetCheckSeverity.WARN if record["status"] == "no_text" else dg.AssetCheckSeverity.ERROR,
-                metadata={"paper": doc_id, "title": record["title"] or "", "status": record["status"],
-                          "reason": record["error"] or "text layer present"},
-            )
-        ],
+    metadata = {
+        "status": record["status"],
+        "error": record["error"] or "",
+        "title": record["title"],
+        "pages": record["n_pages"],
+        "characters": record["n_chars"],
+        "source": dg.MetadataValue.path(record["source_path"]),
+        "seconds": round(time.perf_counter() - started, 3),
+    }
+    check = paper_check(
+        "paper_pages", "has_text_layer", doc_id, passed=ok,
+        description=f"{doc_id} ({record['title'] or 'untitled'}): "
+        + ("text layer present" if ok else f"{record['status']}: {record['error']}"),
+        severity=dg.AssetCheckSeverity.WARN if record["status"] == "no_text" else dg.AssetCheckSeverity.ERROR,
+        metadata={"paper": doc_id, "title": record["title"] or "", "status": record["status"],
+                  "reason": record["error"] or "text layer present"},
     )
+    return metadata, check
 
 
 @dg.asset(

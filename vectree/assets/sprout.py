@@ -18,7 +18,8 @@ import time
 import dagster as dg
 
 from .ingest import paper_pages
-from .partitions import MODEL, PAPER, paper_check_spec, papers_partitions
+from .partitions import (FAILED_KEY, MODEL, PAPER, PAPER_BACKFILL, batch_keys, finish_batch, failed_paper,
+                         paper_check, paper_check_spec, papers_partitions)
 from .resources import VectreeStore
 
 GROUP = "sprout"
@@ -204,41 +205,58 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
     kinds={"lancedb"},
     partitions_def=papers_partitions,
     deps=[paper_pages, sprout_model],
+    backfill_policy=PAPER_BACKFILL,
     check_specs=[paper_check_spec("tree_complete", "sprout_tree", "a binary tree over every chunk: 2n - 1 nodes")],
     description="The paper's SproutRAG tree: a Lance table of nodes (node_id, parent, children, depth, chunk ids, "
     "pages, text, progressive vector) under sprout/trees/. Skipped while no model is trained.",
 )
-def sprout_tree(context: dg.AssetExecutionContext, vectree: VectreeStore) -> dg.MaterializeResult:
+def sprout_tree(context: dg.AssetExecutionContext, vectree: VectreeStore):
     from vectree.retrieval.sprout.model import current_model_dir
-    from vectree.retrieval.sprout.papers import build_paper_tree, model_for, tree_table_path, write_tree_table
+    from vectree.retrieval.sprout.papers import model_for
 
-    doc_id = context.partition_key
     store = vectree.store
+    docs = batch_keys(context)
     if current_model_dir(store) is None:
-        return dg.MaterializeResult(
-            metadata={"status": "skipped", "reason": "no trained SproutRAG model; run `vectree sprout train`"},
-            check_results=[dg.AssetCheckResult(check_name="tree_complete", passed=True,
-                                                metadata={"paper": doc_id, "status": "skipped: no model"})])
-    model = model_for(store)
+        for doc_id in docs:
+            yield paper_check("sprout_tree", "tree_complete", doc_id, passed=True,
+                              metadata={"paper": doc_id, "status": "skipped: no model"})
+        yield from finish_batch(context, {d: {} for d in docs}, status="skipped",
+                                reason="no trained SproutRAG model; run `vectree sprout train`")
+        return
+    model = model_for(store)  # loaded once for the batch
+    per_paper, failed = {}, {}
+    for doc_id in docs:
+        try:
+            metadata, check = _one_sprout_tree(store, doc_id, model)
+        except Exception as exc:  # one broken paper never stops the batch
+            event = failed_paper(context, "sprout_tree", doc_id, exc)
+            failed[doc_id] = event.metadata[FAILED_KEY].value
+            yield event
+            continue
+        per_paper[doc_id] = metadata
+        yield check
+    yield from finish_batch(context, per_paper, failed)
+
+
+def _one_sprout_tree(store, doc_id: str, model):
+    from vectree.retrieval.sprout.papers import build_paper_tree, tree_table_path, write_tree_table
+
     try:
         record = store.read_record(doc_id)
     except Exception as exc:  # a paper without a record must not fail the run
         record = {"status": "failed", "error": str(exc)}
     if record.get("status") != "ok":
         path = write_tree_table(store, doc_id, [], model.config.base_dim)
-        return dg.MaterializeResult(
-            metadata={"status": record.get("status", "failed"), "reason": record.get("error") or "",
-                      "path": dg.MetadataValue.path(str(path))},
-            check_results=[dg.AssetCheckResult(check_name="tree_complete", passed=True,
-                                                metadata={"paper": doc_id, "status": "empty: paper not parsed"})])
+        return ({"status": record.get("status", "failed"), "reason": record.get("error") or "",
+                 "path": dg.MetadataValue.path(str(path))},
+                paper_check("sprout_tree", "tree_complete", doc_id, passed=True,
+                            metadata={"paper": doc_id, "status": "empty: paper not parsed"}))
     rows, stats = build_paper_tree(store, doc_id, model)
-    path = write_tree_table(store, doc_id, rows, model.config.base_dim)
+    write_tree_table(store, doc_id, rows, model.config.base_dim)
     n = stats["chunks"]
     complete = stats["nodes"] == (2 * n - 1 if n else 0)
-    return dg.MaterializeResult(
-        metadata={"status": "built", "model_id": model.config.model_id, **stats,
-                  "path": dg.MetadataValue.path(str(tree_table_path(store, doc_id)))},
-        check_results=[dg.AssetCheckResult(check_name="tree_complete", passed=bool(complete),
-                                            description=f"{doc_id}: {stats['nodes']} nodes over {n} chunks",
-                                            metadata={"paper": doc_id, "chunks": n, "nodes": stats["nodes"]})],
-    )
+    return ({"status": "built", "model_id": model.config.model_id, **stats,
+             "path": dg.MetadataValue.path(str(tree_table_path(store, doc_id)))},
+            paper_check("sprout_tree", "tree_complete", doc_id, passed=bool(complete),
+                        description=f"{doc_id}: {stats['nodes']} nodes over {n} chunks",
+                        metadata={"paper": doc_id, "chunks": n, "nodes": stats["nodes"]}))

@@ -6,7 +6,8 @@ from vectree.retrieval.trees.build import DEFAULT_REPAIR_ROUNDS, build_tree
 from vectree.retrieval.trees.schema import check_invariants, read_tree, tree_stats
 
 from .llm_resource import LLMResource
-from .partitions import PAPER, paper_check_spec, papers_partitions
+from .partitions import (FAILED_KEY, PAPER, PAPER_BACKFILL, batch_keys, finish_batch, failed_paper, paper_check,
+                         paper_check_spec, papers_partitions)
 from .resources import VectreeStore
 
 GROUP = "trees"
@@ -40,6 +41,7 @@ def _preview(nodes: list) -> str:
     kinds={"python", "parquet"},
     partitions_def=papers_partitions,
     deps=["paper_pages"],
+    backfill_policy=PAPER_BACKFILL,
     check_specs=[
         paper_check_spec(
             "tree_invariants", "section_tree",
@@ -54,12 +56,26 @@ def _preview(nodes: list) -> str:
     "against the page text. LLM extraction with repair rounds when OPENAI_BASE_URL is set, else the PDF "
     "outline or layout headings. Unverified entries stay in the tree, marked, and never reach an index.",
 )
-def section_tree(
-    context: dg.AssetExecutionContext, vectree: VectreeStore, llm: LLMResource, config: SectionTreeConfig
-) -> dg.MaterializeResult:
-    doc_id = context.partition_key
+def section_tree(context: dg.AssetExecutionContext, vectree: VectreeStore, llm: LLMResource, config: SectionTreeConfig):
     store = vectree.store
     client = llm.client() if config.use_llm else None
+    per_paper, failed = {}, {}
+    for doc_id in batch_keys(context):
+        try:
+            metadata, checks = _one_section_tree(context, store, doc_id, llm, client, config)
+        except dg.Failure:
+            raise  # the LLM endpoint is down or refuses the key: every paper would fail alike
+        except Exception as exc:  # one broken paper never stops the batch
+            event = failed_paper(context, "section_tree", doc_id, exc)
+            failed[doc_id] = event.metadata[FAILED_KEY].value
+            yield event
+            continue
+        per_paper[doc_id] = metadata
+        yield from checks
+    yield from finish_batch(context, per_paper, failed)
+
+
+def _one_section_tree(context, store, doc_id: str, llm: LLMResource, client, config: SectionTreeConfig):
     try:
         result = build_tree(store, doc_id, llm=client, repair_rounds=config.repair_rounds,
                             context_tokens=llm.context_tokens)
@@ -93,8 +109,7 @@ def section_tree(
     # result should not need the partition key to know which PDF it is about
     paper = {"paper": doc_id, "title": record.get("title") or ""}
     named = f"{doc_id} ({record.get('title') or 'untitled'})"
-    return dg.MaterializeResult(
-        metadata={
+    metadata = {
             "nodes": stats["nodes"],
             "sections": stats["sections"],
             "verified": stats["verified"],
@@ -108,18 +123,18 @@ def section_tree(
             "tree": dg.MetadataValue.md(_preview(nodes)),
             "seconds": round(result.seconds, 3),
             "path": dg.MetadataValue.path(str(store.tree_path(doc_id))),
-        },
-        check_results=[
-            dg.AssetCheckResult(
-                check_name="tree_invariants",
+    }
+    checks = [
+            paper_check(
+                "section_tree", "tree_invariants", doc_id,
                 passed=not problems,
                 severity=dg.AssetCheckSeverity.ERROR,
                 description=f"{named}: " + (f"{len(problems)} problems, first: {problems[0]}" if problems
                                              else "tree invariants hold"),
                 metadata={**paper, "problems": dg.MetadataValue.json(problems[:50]), "nodes": stats["nodes"]},
             ),
-            dg.AssetCheckResult(
-                check_name="tree_verified",
+            paper_check(
+                "section_tree", "tree_verified", doc_id,
                 passed=verified_passed,
                 severity=dg.AssetCheckSeverity.WARN,
                 description=f"{named}: {why}",
@@ -132,5 +147,5 @@ def section_tree(
                     ),
                 },
             ),
-        ],
-    )
+    ]
+    return metadata, checks

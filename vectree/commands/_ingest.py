@@ -55,7 +55,7 @@ def run_ingest(paths: list[str], store_root: str | None, *, force: bool = False,
             progress.update(task, total=n, completed=i, description=doc_id)
 
         report = refresh(defs, resource, llm=LLMResource.from_settings(settings), force=force, on_paper=on_paper,
-                         tags=run_tags("cli", sources=resource.sources(), command=command))
+                         tags=run_tags("cli", sources=resource.sources(), command=command), settings=settings)
         progress.update(task, completed=len(report.plan.run))
     return resource.store, report, time.perf_counter() - started
 

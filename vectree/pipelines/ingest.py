@@ -41,5 +41,6 @@ def ingest_paths(
     settings = settings or load_settings(store_root)
     resource = store_resource(settings=settings)
     resource.register_sources([str(p) for p in paths])
-    report = refresh(defs, resource, llm=LLMResource.from_settings(settings), force=force, on_paper=on_paper)
+    report = refresh(defs, resource, llm=LLMResource.from_settings(settings), force=force, on_paper=on_paper,
+                     settings=settings)
     return resource.store, report

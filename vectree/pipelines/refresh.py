@@ -19,9 +19,9 @@ from typing import Callable, Iterable
 
 import dagster as dg
 
-from vectree.assets.partitions import papers_partitions
+from vectree.assets.partitions import FAILED_KEY, MODEL, SCOPE_TAG, papers_partitions
 from vectree.assets.resources import VectreeStore
-from vectree.retrieval.config import set_dagster_env
+from vectree.retrieval.config import Settings, load_settings, set_dagster_env
 from vectree.retrieval.store import Store
 
 from .pulled import record_pulled_papers
@@ -89,16 +89,19 @@ def plan_refresh(
     materialized: dict[dg.AssetKey, set[str]],
     *,
     force: bool = False,
+    failed: Iterable[str] = (),
 ) -> RefreshPlan:
     """Compare the corpus with the instance: new papers are added and run, vanished ones removed,
-    papers with any per-paper asset not yet materialised are run again."""
+    papers with any per-paper asset not yet materialised are run again, and so are the ``failed``
+    ones (a paper that failed inside a batch run: the batch's range is materialised as a whole)."""
     wanted = set(doc_ids)
     existing = set(existing_partitions)
+    failed = set(failed)
     plan = RefreshPlan(add=sorted(wanted - existing), remove=sorted(existing - wanted))
     for doc_id in sorted(wanted):
         # a new partition always runs: a paper removed and then restored (or a PDF put back) still
         # has the materialisations of its old partition, but its artefacts were deleted with it
-        if force or doc_id in plan.add or any(doc_id not in keys for keys in materialized.values()):
+        if force or doc_id in plan.add or doc_id in failed or any(doc_id not in keys for keys in materialized.values()):
             plan.run.append(doc_id)
     return plan
 
@@ -143,6 +146,7 @@ def refresh(
     force: bool = False,
     on_paper: Callable[[str, int, int], None] | None = None,
     tags: dict[str, str] | None = None,
+    settings: Settings | None = None,
 ) -> RefreshReport:
     """Run the pipeline in-process: scan, sync partitions, materialise per-paper assets for new or
     stale papers, then the corpus-level assets (catalog, indexes).
@@ -156,14 +160,21 @@ def refresh(
     catalog, trees and indexes serving together.  One refresh per store at a time: a second one
     raises :class:`~vectree.retrieval.store.StoreBusyError` ("another refresh is running, pid N").
     ``llm`` defaults to the environment's endpoint (``LLMResource.from_settings``).
+
+    Papers run in batches: one ``paper_job`` run per contiguous range of at most
+    ``settings.batch_size`` paper partitions.  ``settings.executor`` says where the steps run: in
+    this process (the default), in ``settings.workers`` processes (Dagster's multiprocess
+    executor) or on Celery workers; with either of the last two, ``settings.workers`` batch runs go
+    at once (:mod:`vectree.pipelines.executors`).
     """
     from vectree.assets.llm_resource import LLMResource
 
     set_dagster_env()
     store = resource.store
+    settings = settings or load_settings(resource.store_root)
     with store.writer_lock(), _stop_on_signals() as stop:
         return _refresh_locked(defs, resource, store, llm=llm, instance=instance, force=force, on_paper=on_paper,
-                               stop=stop, tags=tags)
+                               stop=stop, tags=tags, settings=settings)
 
 
 class RefreshInterrupted(KeyboardInterrupt):
@@ -250,51 +261,186 @@ def _stop_on_signals():
             raise RefreshInterrupted("interrupted")
 
 
-def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, stop, tags) -> RefreshReport:
+# the run tags Dagster reads a partition range from (a backfill's range run carries the same)
+RANGE_START_TAG = "dagster/asset_partition_range_start"
+RANGE_END_TAG = "dagster/asset_partition_range_end"
+
+
+def paper_batches(run: list[str], partitions: list[str], batch_size: int, min_batches: int = 1) -> list[list[str]]:
+    """``run`` cut into batches a range run can cover: each a contiguous slice of ``partitions``
+    (their order in the instance) holding only papers to run, at most ``batch_size`` long, and
+    at least ``min_batches`` of them when there are enough papers (so every worker gets one)."""
+    wanted = set(run)
+    order = [p for p in partitions if p in wanted] + sorted(wanted - set(partitions))
+    position = {p: i for i, p in enumerate(partitions)}
+    size = max(1, min(batch_size, -(-len(order) // max(1, min_batches)))) if order else 1
+    batches: list[list[str]] = []
+    for doc in order:
+        last = batches[-1] if batches else None
+        contiguous = (last is not None and doc in position and last[-1] in position
+                      and position[doc] == position[last[-1]] + 1)
+        if last is not None and contiguous and len(last) < size:
+            last.append(doc)
+        else:
+            batches.append([doc])
+    return batches
+
+
+def batch_tags(batch: list[str]) -> dict[str, str]:
+    """A single paper's partition tag, or the range tags of a batch."""
+    if len(batch) == 1:
+        return {"dagster/partition": batch[0]}
+    return {RANGE_START_TAG: batch[0], RANGE_END_TAG: batch[-1]}
+
+
+def _run_failures(events, batch: list[str], success: bool) -> tuple[dict[str, str], list]:
+    """Why papers of a batch run failed: the papers a batch asset reported as failed (the others
+    were built), or every paper of the batch when the run itself failed."""
+    failures: dict[str, str] = {}
+    step_errors = []
+    for event in events:
+        if event.is_step_failure and event.event_specific_data and event.event_specific_data.error:
+            step_errors.append(event.event_specific_data.error)
+        elif event.event_type_value == "ASSET_OBSERVATION":
+            obs = event.event_specific_data.asset_observation
+            reason = obs.metadata.get(FAILED_KEY)
+            if reason is not None and obs.partition:
+                failures.setdefault(obs.partition, f"{obs.asset_key.to_user_string()}: {reason.value}")
+    if not success:
+        why = _root_cause(step_errors[0]) if step_errors else "run failed"
+        for doc in batch:
+            failures.setdefault(doc, why)
+    return failures, step_errors
+
+
+def execute_batch(*, store_root: str, corpus_dirs: tuple[str, ...], max_pages: int, executor: str,
+                  run_config: dict, asset_keys: list[str], batch: list[str], tags: dict[str, str]):
+    """One ``paper_job`` run over ``batch`` on ``executor``, launched with :func:`dagster.execute_job`
+    against the store's instance; runs in a process of its own (see ``_refresh_locked``).
+    Returns (failures, interrupted)."""
+    from .executors import reconstructable_job
+
+    set_dagster_env()
+    resource = VectreeStore(store_root=store_root, corpus_dirs=list(corpus_dirs), max_pages=max_pages)
+    instance = instance_for(resource.store)
+    with dg.execute_job(reconstructable_job(paper_job.name, resource, executor), instance=instance,
+                        run_config=run_config, tags=tags,
+                        asset_selection=[dg.AssetKey.from_user_string(k) for k in asset_keys],
+                        raise_on_error=False) as result:
+        failures, errors = _run_failures(result.all_events, batch, result.success)
+    return failures, any(_interrupted(err) for err in errors)
+
+
+def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, stop, tags, settings) -> RefreshReport:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     from vectree.assets.llm_resource import LLMResource
+
+    from .executors import executor_run_config, reconstructable_job
 
     instance = instance or instance_for(store)
     record_pulled_papers(instance, store, per_paper_asset_keys(defs))  # a store on object storage: see pulled.py
-    bound = bind_jobs(defs, resource, llm or LLMResource.from_settings())
+    bound = bind_jobs(defs, resource, llm or LLMResource.from_settings(settings))
     tags = {**(tags or run_tags("cli", sources=resource.sources())),
             REFRESH_TAG: (tags or {}).get(REFRESH_TAG) or uuid.uuid4().hex[:12]}
     scan_key = dg.AssetKey("corpus_manifest")
     before, after = corpus_asset_keys(defs)
     # the scan always runs; other upstream assets (a trained model) only when they never ran
     first = [scan_key] + [k for k in before if k != scan_key and instance.get_latest_materialization_event(k) is None]
+    # so does a model downstream (the reranker): reporting it loads it, a second a refresh for nothing
+    graph = defs.resolve_asset_graph()
+    after = [k for k in after if graph.get(k).tags.get(SCOPE_TAG) != MODEL[SCOPE_TAG]
+             or instance.get_latest_materialization_event(k) is None]
     _execute(bound, scan_job, first, instance=instance, tags=tags)
     doc_ids = sorted({r["doc_id"] for r in store.read_manifest()})
     paper_keys = per_paper_asset_keys(defs)
+    earlier_failures = store.read_run_failures()
     plan = plan_refresh(
         doc_ids,
         instance.get_dynamic_partitions(papers_partitions.name),
         materialized_partitions(instance, paper_keys),
         force=force,
+        failed=[d for d in earlier_failures if d in doc_ids],
     )
     if plan.add:
         instance.add_dynamic_partitions(papers_partitions.name, plan.add)
     report = RefreshReport(plan=plan)
-    for i, doc_id in enumerate(plan.run):
-        if on_paper:
-            on_paper(doc_id, i, len(plan.run))
-        try:
-            result = _execute(bound, paper_job, paper_keys, partition_key=doc_id, instance=instance,
-                              raise_on_error=False, tags=tags)
-            if not result.success:
-                failed = [e.event_specific_data.error for e in result.all_events
-                          if e.is_step_failure and e.event_specific_data and e.event_specific_data.error]
-                if stop.is_set() or any(_interrupted(err) for err in failed):
-                    raise RefreshInterrupted("interrupted")
-                report.failed_runs[doc_id] = _root_cause(failed[0]) if failed else "run failed"
-        except Exception as exc:  # a broken paper must never stop the others
-            report.failed_runs[doc_id] = f"{type(exc).__name__}: {exc}"
-        if stop.is_set():
+    parallel = settings.executor != "in_process"
+    batches = paper_batches(plan.run, instance.get_dynamic_partitions(papers_partitions.name), settings.batch_size,
+                            min_batches=settings.workers if parallel else 1)
+    done = 0
+
+    def run_batch(batch: list[str]):
+        """One in-process ``paper_job`` run over ``batch``: (failures, interrupted)."""
+        result = bound.resolve_job_def(paper_job.name).execute_in_process(
+            asset_selection=paper_keys, run_config=QUIET_RUN_CONFIG, instance=instance, raise_on_error=False,
+            tags={**tags, **batch_tags(batch)})
+        failures, errors = _run_failures(result.all_events, batch, result.success)
+        return failures, any(_interrupted(err) for err in errors)
+
+    launch = dict(store_root=str(resource.store_root), corpus_dirs=tuple(resource.corpus_dirs),
+                  max_pages=resource.max_pages, executor=settings.executor,
+                  run_config=executor_run_config(settings), asset_keys=[k.to_user_string() for k in paper_keys])
+
+    def settle(batch: list[str], outcome) -> None:
+        nonlocal done
+        if isinstance(outcome, BaseException):
+            failures, interrupted = {d: f"{type(outcome).__name__}: {outcome}" for d in batch}, False
+        else:
+            failures, interrupted = outcome
+        if stop.is_set() or interrupted:
             raise RefreshInterrupted("interrupted")
+        report.failed_runs.update(failures)  # a broken paper never stops the others
+        done += len(batch)
+
+    if parallel:
+        # each batch run is orchestrated from its own process: Dagster's run set-up reconfigures
+        # logging (logging.config.dictConfig), and two runs started from threads of one process
+        # deadlocked on the logging locks
+        ctx = multiprocessing.get_context("spawn")
+        pool = ProcessPoolExecutor(max_workers=min(settings.workers, len(batches)) or 1, mp_context=ctx)
+        try:
+            futures = [(b, pool.submit(execute_batch, batch=b, tags={**tags, **batch_tags(b)}, **launch))
+                       for b in batches]
+            for batch, future in futures:
+                if on_paper:
+                    on_paper(batch[0], done, len(plan.run))
+                try:
+                    outcome = future.result()
+                except Exception as exc:
+                    outcome = exc
+                settle(batch, outcome)
+        except BaseException:
+            # interrupted (or a batch's step waits for a worker that died): the batch processes
+            # must not outlive the refresh, which publishes nothing
+            pool.shutdown(wait=False, cancel_futures=True)
+            for child in multiprocessing.active_children():
+                child.kill()
+            raise
+        pool.shutdown(wait=True)
+    else:
+        for batch in batches:
+            if on_paper:
+                on_paper(batch[0], done, len(plan.run))
+            try:
+                outcome = run_batch(batch)
+            except Exception as exc:  # a broken batch must never stop the others
+                outcome = exc
+            settle(batch, outcome)
+            if stop.is_set():
+                raise RefreshInterrupted("interrupted")
     # why runs failed, for the published status (earlier failures of papers not rerun stand)
-    failures = {d: e for d, e in store.read_run_failures().items() if d in doc_ids and d not in plan.run}
+    failures = {d: e for d, e in earlier_failures.items() if d in doc_ids and d not in plan.run}
     store.write_run_failures({**failures, **report.failed_runs})
     if after:
-        _execute(bound, corpus_job, after, instance=instance, tags=tags)
+        if parallel:
+            with dg.execute_job(reconstructable_job(corpus_job.name, resource, settings.executor),
+                                instance=instance, run_config=executor_run_config(settings), tags=tags,
+                                asset_selection=after, raise_on_error=True):
+                pass
+        else:
+            _execute(bound, corpus_job, after, instance=instance, tags=tags)
     for doc_id in plan.remove:
         instance.delete_dynamic_partition(papers_partitions.name, doc_id)
     return report

@@ -99,6 +99,20 @@ class Settings(BaseSettings):
         60, ge=1, description="seconds between two looks of `corpus_sensor` at the corpus folders under the Dagster "
                               "daemon (`corpus_after_papers` looks every 30 s, or this when shorter)")
     max_pages: int = Field(DEFAULT_MAX_PAGES, ge=1, description="longer PDFs are skipped with a reason")
+    executor: Literal["in_process", "multiprocess", "celery"] = Field(
+        "in_process", description="how a refresh runs the per-paper and corpus steps: `in_process` (one process), "
+                                  "`multiprocess` (Dagster's multiprocess executor, `workers` processes) or `celery` "
+                                  "(dagster-celery workers on other machines; README, \"Running on a cluster\")")
+    workers: int = Field(
+        2, ge=1, description="parallel paper batches (and processes of the multiprocess executor) when `executor` "
+                             "is not `in_process`")
+    batch_size: int = Field(
+        256, ge=1, description="papers per `paper_job` run: each run materialises a contiguous range of paper "
+                               "partitions, so the model loads once per batch, not once per paper")
+    celery_broker: str = Field(
+        "redis://127.0.0.1:6379/0", description="the Celery broker URL of the `celery` executor (workers must use the same)")
+    celery_backend: str = Field(
+        "redis://127.0.0.1:6379/1", description="the Celery result backend URL of the `celery` executor")
     embed_model: str | None = Field(
         None, description="sentence-transformers model name or local path; unset: the bundled all-MiniLM-L6-v2")
     llm_base_url: str | None = Field(

@@ -95,17 +95,22 @@ def section_for_page(nodes: Sequence[dict[str, Any]], page: int) -> str | None:
     return best[1] if best else None
 
 
-def build_passages(pages: Sequence[dict[str, Any]], nodes: Sequence[dict[str, Any]], embedder) -> pa.Table:
-    """Passages of one paper with their sections and vectors, as a ``PASSAGES_SCHEMA`` table."""
+def passage_rows(pages: Sequence[dict[str, Any]], nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Passages of one paper with their sections, without vectors."""
     rows = []
     for page in pages:
         node = section_for_page(nodes, page["page_no"])
         for block, text in split_page(page["text"]):
             rows.append({"passage_id": len(rows), "page_no": page["page_no"], "block": block, "node_id": node,
                          "text": text})
+    return rows
+
+
+def passages_table(rows: list[dict[str, Any]], vectors: np.ndarray) -> pa.Table:
+    """``rows`` and their vectors as a ``PASSAGES_SCHEMA`` table."""
     if not rows:
         return PASSAGES_SCHEMA.empty_table()
-    vectors = np.asarray(embedder.encode_documents([r["text"] for r in rows]), dtype=np.float32)
+    vectors = np.asarray(vectors, dtype=np.float32)
     # vectors go to Arrow straight from the matrix: per-float Python objects (``tolist``) cost
     # ~8x the matrix and made memory grow with the paper's length
     n, dim = vectors.shape
@@ -113,6 +118,25 @@ def build_passages(pages: Sequence[dict[str, Any]], nodes: Sequence[dict[str, An
                                       pa.array(vectors.reshape(-1)))
     table = pa.Table.from_pylist(rows, schema=PASSAGES_SCHEMA.remove(PASSAGES_SCHEMA.get_field_index("vector")))
     return table.append_column(PASSAGES_SCHEMA.field("vector"), column)
+
+
+def build_passages(pages: Sequence[dict[str, Any]], nodes: Sequence[dict[str, Any]], embedder) -> pa.Table:
+    """Passages of one paper with their sections and vectors, as a ``PASSAGES_SCHEMA`` table."""
+    return build_passages_batch([(pages, nodes)], embedder)[0]
+
+
+def build_passages_batch(papers: Sequence[tuple[Sequence[dict[str, Any]], Sequence[dict[str, Any]]]],
+                         embedder) -> list[pa.Table]:
+    """:func:`build_passages` for several papers (``(pages, nodes)`` each) with one embedding pass
+    over all their sentences: the model sees full batches instead of each paper's short tail."""
+    rows = [passage_rows(pages, nodes) for pages, nodes in papers]
+    texts = [r["text"] for paper in rows for r in paper]
+    vectors = np.asarray(embedder.encode_documents(texts), dtype=np.float32) if texts else None
+    tables, at = [], 0
+    for paper in rows:
+        tables.append(passages_table(paper, vectors[at:at + len(paper)] if paper else None))
+        at += len(paper)
+    return tables
 
 
 def write_passages(store: Store, doc_id: str, table: pa.Table) -> None:

@@ -20,10 +20,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Iterable, Sequence
 
-import lancedb
 import numpy as np
 import pyarrow as pa
-from lancedb.index import BTree, IvfPq
 
 from .entries import Entry, EntryHit
 
@@ -69,11 +67,15 @@ class VectorTable:
     def create(cls, path: Path, dim: int, entries: Sequence[Entry] = (), vectors: np.ndarray | None = None) -> "VectorTable":
         path = Path(path)
         path.mkdir(parents=True, exist_ok=False)
+        import lancedb  # imported when a table is opened: about a third of a no-change refresh was this import
+
         db = lancedb.connect(str(path))
         table = db.create_table(TABLE, schema=_schema(dim))
         vt = cls(table, path, dim)
         if entries:
             vt.table.add(vt._arrow(entries, vectors))
+        from lancedb.index import BTree
+
         vt.table.create_index("doc_id", config=BTree())
         vt.ensure_vector_index()
         return vt
@@ -83,6 +85,8 @@ class VectorTable:
         path = Path(path)
         if not (path / f"{TABLE}.lance").exists():
             raise FileNotFoundError(f"no LanceDB table {TABLE!r} under {path}")
+        import lancedb
+
         table = lancedb.connect(str(path)).open_table(TABLE)
         dim = table.schema.field("vector").type.list_size
         return cls(table, path, dim)
@@ -115,6 +119,8 @@ class VectorTable:
         if n < VECTOR_INDEX_MIN_ROWS or self.vector_index_type is not None:
             return False
         sub = next(s for s in (self.dim // 8, self.dim // 4, self.dim // 2, 1) if s >= 1 and self.dim % s == 0)
+        from lancedb.index import IvfPq
+
         self.table.create_index("vector", config=IvfPq(distance_type="cosine", num_partitions=max(8, int(math.sqrt(n))),
                                                       num_sub_vectors=sub))
         self._optimize()
