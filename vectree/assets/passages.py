@@ -5,7 +5,7 @@ import time
 import dagster as dg
 
 from vectree.retrieval.embed import get_embedder
-from vectree.retrieval.passages import build_passages, passages_path, write_passages
+from vectree.retrieval.passages import passages_path, stream_passages
 from vectree.retrieval.store import StoreError
 from vectree.retrieval.trees.schema import read_tree
 
@@ -34,14 +34,14 @@ def paper_passages(context: dg.AssetExecutionContext, vectree: VectreeStore) -> 
     store = vectree.store
     started = time.perf_counter()
     record = store.read_record(doc_id)
-    pages = store.read_pages(doc_id) if record["status"] in ("ok", "no_text") else []
+    # pages are read and embedded a batch at a time: memory stays flat with the paper's length
+    pages = None if record["status"] in ("ok", "no_text") else []
     embedder = get_embedder()
-    table = build_passages(pages, _tree_or_empty(store, doc_id), embedder)
-    write_passages(store, doc_id, table)
+    stats = stream_passages(store, doc_id, _tree_or_empty(store, doc_id), embedder, pages=pages)
     return dg.MaterializeResult(
         metadata={
-            "passages": table.num_rows,
-            "pages_with_passages": len(set(table.column("page_no").to_pylist())),
+            "passages": stats["passages"],
+            "pages_with_passages": stats["pages_with_passages"],
             "embedding_model": embedder.name,
             "paper_status": record["status"],
             "seconds": round(time.perf_counter() - started, 3),
