@@ -7,11 +7,13 @@ the paper itself cost.  Stages:
 
 * ``pages``     ``paper_pages``: parse every page (reading order, lines), write the pages Parquet;
 * ``tree``      ``section_tree`` with the offline extractor (reads every page with its lines);
-* ``passages``  ``paper_passages``: sentence passages of every page with MiniLM vectors.
+* ``passages``  the passages of every page with MiniLM vectors, embedded in one call (``build_passages``);
+* ``streamed``  the same passages as ``paper_passages`` builds them: pages read and passages
+  embedded and appended 256 at a time (``stream_passages``).
 
 If per-page time and extra memory stay flat from 10 to 500 pages, the stage scales linearly.
 
-Usage: python benchmarks/bench_ingest_scaling.py [--pages 10 100 500] [--stages pages tree passages]
+Usage: python benchmarks/bench_ingest_scaling.py [--pages 10 100 500] [--stages pages tree passages streamed]
 """
 
 from __future__ import annotations
@@ -65,14 +67,14 @@ from vectree.retrieval.store import Store
 store = Store(store_root)
 (f,) = scan([pdf])
 embedder = None
-if stage == "passages":
+if stage in ("passages", "streamed"):
     from vectree.retrieval.embed import get_embedder
     embedder = get_embedder()
     embedder.encode_documents(["warm up"])
 if stage == "tree":
     from vectree.retrieval.trees.build import build_tree
-if stage == "passages":
-    from vectree.retrieval.passages import build_passages, write_passages
+if stage in ("passages", "streamed"):
+    from vectree.retrieval.passages import build_passages, stream_passages, write_passages
     from vectree.retrieval.trees.schema import read_tree
 
 def rss_mib():
@@ -87,6 +89,8 @@ if stage == "pages":
     assert rec["status"] == "ok", rec
 elif stage == "tree":
     build_tree(store, f.doc_id)
+elif stage == "streamed":
+    stream_passages(store, f.doc_id, read_tree(store, f.doc_id), embedder)
 else:
     table = build_passages(store.read_pages(f.doc_id), read_tree(store, f.doc_id), embedder)
     write_passages(store, f.doc_id, table)
@@ -105,8 +109,8 @@ def run(stage: str, pdf: Path, store: Path) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pages", type=int, nargs="+", default=[10, 100, 500])
-    ap.add_argument("--stages", nargs="+", default=["pages", "tree", "passages"],
-                    choices=["pages", "tree", "passages"])
+    ap.add_argument("--stages", nargs="+", default=["pages", "tree", "passages", "streamed"],
+                    choices=["pages", "tree", "passages", "streamed"])
     args = ap.parse_args()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -115,8 +119,9 @@ def main() -> None:
             folder.mkdir()
             pdf = write_pdf(folder / f"scaling-{n}.pdf", n)
             store = Path(tmp) / f"store{n}"
-            for stage in ("pages", "tree", "passages"):
-                if stage not in args.stages and not (stage == "pages" or (stage == "tree" and "passages" in args.stages)):
+            embeds = {"passages", "streamed"} & set(args.stages)
+            for stage in ("pages", "tree", "passages", "streamed"):
+                if stage not in args.stages and not (stage == "pages" or (stage == "tree" and embeds)):
                     continue  # later stages need the earlier ones' artefacts
                 r = run(stage, pdf, store)
                 if stage in args.stages:

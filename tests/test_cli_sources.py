@@ -138,6 +138,62 @@ def test_ask_uses_a_running_service_and_loads_no_model_itself(corpus_store):
     assert out.exit_code != 0 and "no vectree service at" in out.output
 
 
+def test_search_uses_a_running_service_with_the_same_output_and_loads_no_model_itself(corpus_store):
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+    from pathlib import Path
+
+    _, _, store = corpus_store
+    query = "soil moisture radar"
+    local_json = json.loads(run("search", query, "--json", "--store", store.root).output)
+    local_table = run("search", query, "--store", store.root).output
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    server = subprocess.Popen([sys.executable, "-m", "vectree.cli", "serve", "--port", str(port), "--store",
+                               str(store.root)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.time() + 180
+        while True:
+            try:
+                urllib.request.urlopen(url + "/health", timeout=5)
+                break
+            except OSError:
+                assert time.time() < deadline, "vectree serve did not start"
+                time.sleep(1)
+        probe = ("import json, sys\nfrom vectree.cli import main\n"
+                 "main(sys.argv[1:], standalone_mode=False)\n"
+                 "print('MODELS=' + json.dumps(sorted(m for m in ('torch', 'sentence_transformers', 'lancedb', "
+                 "'tantivy') if m in sys.modules)))")
+        proc = subprocess.run([sys.executable, "-c", probe, "search", query, "--json"],
+                              env={**env, "VECTREE_SERVICE_URL": url}, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        body, models = proc.stdout.rsplit("MODELS=", 1)
+        assert json.loads(models) == []  # no model, no index opened in the command's process
+        remote = json.loads(body)
+        assert [r["doc_id"] for r in remote] == [r["doc_id"] for r in local_json]
+        assert [r["matched_sections"] for r in remote] == [r["matched_sections"] for r in local_json]
+        assert [r["score"] for r in remote] == pytest.approx([r["score"] for r in local_json], abs=1e-4)
+        table = run("search", query, "--service", url, "--store", store.root).output
+
+        def rows(out):  # the table without its caption (timing, snapshot id)
+            return [line for line in out.splitlines() if line.startswith(("│", "┃"))]
+
+        assert rows(table) == rows(local_table) and f"service {url}" in table
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+    out = run("search", query, "--service", url, ok=False)
+    assert out.exit_code != 0 and "no vectree service at" in out.output
+    assert len(out.output.strip().splitlines()) == 1
+
+
 def _artefacts(store, doc_id):
     paths = store.per_paper_paths(doc_id)
     return [paths[name] for name in ("record", "pages", "pdf", "tree", "passages") if paths[name].exists()]

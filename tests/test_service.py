@@ -118,6 +118,63 @@ def test_bad_input(client, paper, method, path, kwargs, status):
     assert "detail" in response.json()
 
 
+def _shared_prefix(ids: list[str]) -> tuple[str, list[str]]:
+    """The shortest prefix that several of ``ids`` start with, and those ids."""
+    for n in range(1, 20):
+        groups: dict[str, list[str]] = {}
+        for d in ids:
+            groups.setdefault(d[:n], []).append(d)
+        shared = [(p, g) for p, g in sorted(groups.items()) if len(g) > 1]
+        if shared:
+            return shared[0]
+    raise AssertionError("no two ids share a prefix")
+
+
+def test_a_unique_doc_id_prefix_works_on_every_route(client, paper):
+    q, doc, page = paper
+    ids = [p["doc_id"] for p in client.get("/papers").json()["papers"]]
+    prefix = next(doc[:n] for n in range(1, len(doc)) if sum(d.startswith(doc[:n]) for d in ids) == 1)
+    assert prefix != doc
+    tree = client.get(f"/papers/{prefix}/tree")
+    assert tree.status_code == 200 and tree.json()["doc_id"] == doc
+    node = tree.json()["sections"][0]["node_id"]
+    assert client.get(f"/papers/{prefix}/sections/{node}").json()["node_id"] == node
+    assert client.get(f"/papers/{prefix}/search", params={"q": q["question"]}).json()["doc_id"] == doc
+    assert client.get(f"/papers/{prefix}/pages/{page}").json()["doc_id"] == doc
+    image = client.get(f"/papers/{prefix}/pages/{page}/image.png", params={"dpi": 30})
+    assert image.status_code == 200 and image.content.startswith(b"\x89PNG")
+    assert client.get(f"/papers/{prefix}/sections").json()["doc_id"] == doc  # the web app's routes
+    entries = client.get("/search/entries", params={"q": q["question"], "paper": prefix}).json()["results"]
+    assert [e["doc_id"] for e in entries] == [doc]
+    answer = client.post("/ask", json={"question": q["question"], "paper": prefix, "agent": "offline"})
+    assert answer.status_code == 200 and answer.json()["trace"]["steps"][0]["tool"] == "get_document_tree"
+
+
+def test_an_ambiguous_doc_id_prefix_gets_409_with_the_candidates(client):
+    papers = {p["doc_id"]: p["title"] for p in client.get("/papers").json()["papers"]}
+    prefix, ids = _shared_prefix(sorted(papers))
+    for response in (client.get(f"/papers/{prefix}/tree"), client.get(f"/papers/{prefix}/pages/1"),
+                     client.post("/ask", json={"question": "what is measured?", "paper": prefix})):
+        assert response.status_code == 409, response.text
+        body = response.json()
+        assert body["error"] == "ambiguous_doc_id" and "ambiguous" in body["detail"]
+        assert {c["doc_id"]: c["title"] for c in body["candidates"]} == {d: papers[d] for d in ids}
+    spec = client.get("/openapi.json").json()
+    assert "409" in spec["paths"]["/papers/{doc_id}/tree"]["get"]["responses"]
+    assert "409" not in spec["paths"]["/search"]["get"]["responses"]
+
+
+def test_an_unknown_doc_id_gets_404_with_close_suggestions(client, paper):
+    _, doc, _ = paper
+    typo = doc[:-3] + ("000" if not doc.endswith("000") else "111")  # the slug right, the hash wrong
+    response = client.get(f"/papers/{typo}/tree")
+    assert response.status_code == 404, response.text
+    body = response.json()
+    assert body["error"] == "not_found" and "did you mean" in body["detail"]
+    assert body["suggestions"][0]["doc_id"] == doc and body["suggestions"][0]["title"]
+    assert client.post("/ask", json={"question": "x", "paper": typo}).json()["suggestions"][0]["doc_id"] == doc
+
+
 def test_bearer_token(store_copy, paper):
     _, doc, _ = paper
     with Served(create_app(store_copy.root, token="s3cret")) as c:
@@ -183,8 +240,53 @@ def test_mcp_server_lists_and_calls_the_tools(store_copy, paper):
         "get_page_image", "submit_answer"])
     assert json.loads(tree.content[0].text)["doc_id"] == doc
     assert json.loads(search.content[0].text)["results"][0]["doc_id"] == doc
+    # every result (errors too) names the store snapshot it read
+    live = store_copy.current_snapshot_id()
+    assert live and all(r.meta["vectree/snapshot"] == live for r in (tree, search, image, bad))
     assert image.content[0].type == "image" and image.content[0].mime_type == "image/png"
     assert bad.is_error and "out of range" in bad.content[0].text
+
+
+def test_an_mcp_call_that_spans_a_refresh_reads_one_snapshot(store_copy, paper, monkeypatch):
+    """A refresh that removes the paper publishes while a get_page_content call runs (between its
+    catalog lookup and its page read): the call still reads the snapshot it started on, whole."""
+    from mcp import Client
+
+    from vectree.agent.toolimpl import Toolbox
+    from vectree.service.mcp_server import build_server
+
+    _, doc, page = paper
+    before = store_copy.current_snapshot_id()
+    view = store_copy.view()
+    rows, index, model = view.read_catalog(), view.index_snapshot_id, view.sprout_model_id
+    expected = view.read_page_texts(doc)[page - 1]
+    published: list[str] = []
+    lookup = Toolbox.paper
+
+    def lookup_then_refresh(self, doc_id):
+        row = lookup(self, doc_id)
+        if not published:
+            published.append(store_copy.publish_snapshot([r for r in rows if r["doc_id"] != doc],
+                                                         index_snapshot=index, sprout_model=model))
+        return row
+
+    async def calls():
+        async with Client(build_server(store_copy.root)) as client:
+            spanning = await client.call_tool("get_page_content", {"doc_id": doc, "pages": [page]})
+            later = await client.call_tool("get_page_content", {"doc_id": doc, "pages": [page]})
+            return spanning, later
+
+    monkeypatch.setattr(Toolbox, "paper", lookup_then_refresh)
+    try:
+        spanning, later = asyncio.run(asyncio.wait_for(calls(), timeout=120))
+    finally:
+        store_copy.publish_snapshot(rows, index_snapshot=index, sprout_model=model)  # the paper back
+    assert published and published[0] != before
+    assert not spanning.is_error, spanning.content[0].text
+    assert spanning.meta["vectree/snapshot"] == before
+    assert json.loads(spanning.content[0].text)["pages"][0]["text"] == expected
+    # the next call reads the new snapshot, where the paper is gone
+    assert later.is_error and later.meta["vectree/snapshot"] == published[0]
 
 
 # ---- one declaration ------------------------------------------------------------------------------

@@ -5,16 +5,20 @@ import time
 import dagster as dg
 
 from vectree.retrieval.embed import get_embedder
-from vectree.retrieval.passages import build_passages, build_passages_batch, passages_path, write_passages
+from vectree.retrieval.passages import (build_passages, build_passages_batch, passages_path, stream_passages,
+                                       write_passages)
 from vectree.retrieval.store import StoreError
 from vectree.retrieval.trees.schema import read_tree
 
+from .resources import VectreeStore
 from .partitions import FAILED_KEY, PAPER, PAPER_BACKFILL, batch_keys, finish_batch, failed_paper, papers_partitions
 
 # papers are embedded together until their pages hold this much text (~3,000 sentences): full
 # model batches across papers, with memory bounded whatever the batch size
 EMBED_BATCH_CHARS = 400_000
-from .resources import VectreeStore
+# a paper whose pages file is larger than this (a book, a thesis) is never held whole: its
+# passages are embedded and written a batch at a time by ``stream_passages``
+STREAM_ABOVE_BYTES = 256 * 1024
 
 
 def _tree_or_empty(store, doc_id):
@@ -73,6 +77,19 @@ def paper_passages(context: dg.AssetExecutionContext, vectree: VectreeStore):
     for doc_id in batch_keys(context):
         try:
             record = store.read_record(doc_id)
+            if record["status"] in ("ok", "no_text") and store.pages_path(doc_id).stat().st_size > STREAM_ABOVE_BYTES:
+                started = time.perf_counter()
+                stats = stream_passages(store, doc_id, _tree_or_empty(store, doc_id), embedder)
+                per_paper[doc_id] = {
+                    "passages": stats["passages"],
+                    "pages_with_passages": stats["pages_with_passages"],
+                    "embedding_model": embedder.name,
+                    "paper_status": record["status"],
+                    "streamed": True,
+                    "seconds": round(time.perf_counter() - started, 3),
+                    "path": dg.MetadataValue.path(str(passages_path(store, doc_id))),
+                }
+                continue
             pages = store.read_pages(doc_id) if record["status"] in ("ok", "no_text") else []
             tree = _tree_or_empty(store, doc_id)
         except Exception as exc:  # one broken paper never stops the batch

@@ -143,7 +143,7 @@ class Settings(BaseSettings):
     sprout_default_model: str | None = Field(
         None, description="the SproutRAG model a store that chose none uses: unset = the packaged default, `none` = no model, or a folder")
     service_url: str | None = Field(
-        None, description="a running `vectree serve` that `vectree ask` sends questions to (the model loads once); unset: ask in-process")
+        None, description="a running `vectree serve` that `vectree ask` and `search` send questions to (the model loads once); unset: in-process")
     reranker: str = Field(
         "default", description="the trained reranker + reader: `default` (the shipped model), `off`, or a model folder")
     rerank_threads: int = Field(1, ge=1, description="torch threads of the reranker at query time")

@@ -22,7 +22,7 @@ import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Iterable, Iterator, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -137,6 +137,71 @@ def build_passages_batch(papers: Sequence[tuple[Sequence[dict[str, Any]], Sequen
         tables.append(passages_table(paper, vectors[at:at + len(paper)] if paper else None))
         at += len(paper)
     return tables
+
+
+STREAM_BATCH = 256  # passages embedded per encoder call when streaming
+
+
+def iter_pages(store: Store, doc_id: str, columns: Sequence[str] = ("page_no", "text")) -> Iterator[dict[str, Any]]:
+    """A paper's pages one row group at a time (the pages file is written in page order), so a
+    reader holds a few pages, not the paper."""
+
+    path = store.pages_path(doc_id)
+    if not path.exists():
+        raise StoreError(f"no pages for paper {doc_id!r}")
+    with pq.ParquetFile(path) as f:
+        for batch in f.iter_batches(batch_size=16, columns=list(columns)):
+            yield from batch.to_pylist()
+
+
+def stream_passages(store: Store, doc_id: str, nodes: Sequence[dict[str, Any]], embedder,
+                    pages: Iterable[dict[str, Any]] | None = None, *, batch: int = STREAM_BATCH) -> dict[str, Any]:
+    """Write one paper's passages like ``write_passages(build_passages(...))``, but embedding
+    ``batch`` passages at a time and appending each batch to the Parquet file as it is done, so
+    memory stays flat with the paper's length.  ``pages`` default to :func:`iter_pages`.  The
+    file is renamed into place at the end (the old one stays if this raises).  Returns
+    ``{"passages": n, "pages_with_passages": m}``."""
+    import os
+    import tempfile
+
+    from .store import _file_mode
+
+    path = passages_path(store, doc_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    os.close(fd)
+    pending: list[dict[str, Any]] = []
+    state = {"n": 0, "pages": set()}
+    try:
+        with pq.ParquetWriter(tmp, PASSAGES_SCHEMA, compression="zstd") as writer:
+            def flush() -> None:
+                if pending:
+                    writer.write_table(build_passages_rows(pending, embedder))
+                    pending.clear()
+
+            for page in (iter_pages(store, doc_id) if pages is None else pages):
+                node = section_for_page(nodes, page["page_no"])
+                for block, text in split_page(page["text"]):
+                    pending.append({"passage_id": state["n"], "page_no": page["page_no"], "block": block,
+                                    "node_id": node, "text": text})
+                    state["n"] += 1
+                    state["pages"].add(page["page_no"])
+                    if len(pending) >= batch:
+                        flush()
+            flush()
+        os.chmod(tmp, _file_mode())
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return {"passages": state["n"], "pages_with_passages": len(state["pages"])}
+
+
+def build_passages_rows(rows: list[dict[str, Any]], embedder) -> pa.Table:
+    """``rows`` (passages without vectors) embedded in one encoder call, as a ``PASSAGES_SCHEMA`` table."""
+    if not rows:
+        return PASSAGES_SCHEMA.empty_table()
+    return passages_table(rows, embedder.encode_documents([r["text"] for r in rows]))
 
 
 def write_passages(store: Store, doc_id: str, table: pa.Table) -> None:

@@ -44,6 +44,7 @@ from vectree.agent.toolspec import (TOOLS, BadArgument, NotFound, ToolError, Too
 from vectree.retrieval.config import Settings, load_settings
 from vectree.retrieval.store import DOC_ID_RE, Store
 from vectree.retrieval.threads import limit_blas_threads
+from vectree.service.ids import ResolveDocIds, doc_id_error_body
 from vectree.service.snapshots import PinSnapshot
 
 DEFAULT_MAX_BODY_BYTES = 1_000_000
@@ -53,11 +54,19 @@ PUBLIC_PATHS = frozenset({"/health", "/openapi.json", "/docs", "/docs/oauth2-red
 PUBLIC_PREFIXES = ("/web/", "/docs-assets/")
 
 
+class PaperRef(BaseModel):
+    doc_id: str
+    title: str
+
+
 class ErrorBody(BaseModel):
     """Every error response: a short, path-free message and its kind."""
 
     detail: str
     error: str
+    # a paper id that names no single paper: the ids it fits (409) or the closest ones (404)
+    candidates: list[PaperRef] | None = None
+    suggestions: list[PaperRef] | None = None
 
 
 _ERROR_KIND = {NotFound: "not_found", BadArgument: "bad_argument", Unavailable: "unavailable"}
@@ -68,6 +77,10 @@ TOOL_ERRORS: dict[int | str, dict[str, Any]] = {
 }
 BODY_ERRORS: dict[int | str, dict[str, Any]] = {
     400: {"model": ErrorBody, "description": "the body cannot be decoded (not UTF-8 JSON)"},
+}
+# routes that take a doc id accept a unique prefix (vectree.service.ids)
+DOC_ID_ERRORS: dict[int | str, dict[str, Any]] = {
+    409: {"model": ErrorBody, "description": "the paper id is a prefix of several papers' ids (the candidates are listed)"},
 }
 GUARD_ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorBody, "description": "missing or wrong bearer token (when the service has a token)"},
@@ -205,7 +218,8 @@ def _add_tool_route(router: APIRouter, toolbox: Toolbox, spec: ToolSpec) -> None
     endpoint.__name__ = spec.name
     extra = {"x-tool": {"name": spec.name, "layer": spec.layer, "arguments": dict(route.params)}}
     common = dict(operation_id=spec.name, summary=spec.name, description=spec.description,
-                  responses={**TOOL_ERRORS, **GUARD_ERRORS, **(BODY_ERRORS if route.method == "POST" else {})},
+                  responses={**TOOL_ERRORS, **GUARD_ERRORS, **(BODY_ERRORS if route.method == "POST" else {}),
+                             **(DOC_ID_ERRORS if "{doc_id}" in route.path else {})},
                   openapi_extra=extra, tags=["tools"])
     if route.png:
         common["responses"] = {200: {"content": {"image/png": {}}, "description": "the page as PNG"},
@@ -238,13 +252,21 @@ def service_router(store: Store, toolbox: Toolbox, settings: Settings) -> APIRou
                             "error": scrub_paths(r["error"]) if r["error"] else r["error"]}
                            for r in store.view().read_catalog()]}
 
-    @router.post("/ask", responses={**TOOL_ERRORS, **GUARD_ERRORS, **BODY_ERRORS,
+    @router.post("/ask", responses={**TOOL_ERRORS, **DOC_ID_ERRORS, **GUARD_ERRORS, **BODY_ERRORS,
                                     502: {"model": ErrorBody, "description": "the LLM endpoint failed"}},
                  tags=["service"])
     def ask(body: AskRequest) -> dict[str, Any]:
         from vectree.agent.ask import ask as ask_question
+        from vectree.retrieval.ids import DocIdError
         from vectree.retrieval.llm import LLMError
+        from vectree.service.ids import resolve
 
+        if body.paper is not None:  # a unique prefix names the paper too
+            try:
+                body = body.model_copy(update={"paper": resolve(toolbox, body.paper)})
+            except DocIdError as exc:
+                status, payload = doc_id_error_body(exc)
+                return JSONResponse(payload, status_code=status)
         try:
             answer = ask_question(toolbox, body.question, paper=body.paper, agent=body.agent, settings=settings)
         except LLMError as exc:
@@ -274,7 +296,10 @@ def create_app(store_root: str | os.PathLike, *, token: str | None = None, max_b
     from vectree.service.web import mount_web  # the browser pages and offline /docs (service/web/)
 
     # no per-route dependencies: the token middleware below guards every non-public path
-    mount_web(app, toolbox, [], token_required=token is not None, responses={**TOOL_ERRORS, **GUARD_ERRORS})
+    mount_web(app, toolbox, [], token_required=token is not None, responses={**TOOL_ERRORS, **GUARD_ERRORS},
+              doc_id_responses=DOC_ID_ERRORS)
+    # added before PinSnapshot, so it runs inside the request's snapshot: prefixes resolve against it
+    app.add_middleware(ResolveDocIds, toolbox=toolbox)
     app.add_middleware(PinSnapshot, store=store)  # one store snapshot per request, named in a header
     # the last middleware added runs first: the token is checked before the body limit reads anything
     app.add_middleware(RequestBodyLimitMiddleware, max_body_size=max_body_bytes)

@@ -4,7 +4,8 @@ Any MCP-capable assistant can then browse the corpus with progressive disclosure
 tree, search within a paper, and only then open pages.  The listing and the handlers are generated
 from the declarations in :mod:`vectree.agent.toolspec` (argument schema, result schema,
 description); calls run through :meth:`Toolbox.call`, so validation, coercion and error messages
-are the ones the built-in agent gets, and tool errors come back as MCP tool errors.
+are the ones the built-in agent gets, and tool errors come back as MCP tool errors.  Each call reads
+one published store snapshot, named in the result's ``_meta["vectree/snapshot"]`` (:func:`call_pinned`).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import base64
 import os
 
-from vectree.agent.toolimpl import Toolbox
+from vectree.agent.toolimpl import Toolbox, ToolResult
 from vectree.agent.toolspec import TOOLS, ToolError, inline_refs
 from vectree.retrieval.store import Store
 
@@ -28,6 +29,21 @@ def tool_listing():
     return [types.Tool(name=spec.name, description=spec.description, input_schema=spec.parameters_schema(),
                        output_schema=inline_refs(spec.result.model_json_schema()))
             for spec in TOOLS.values()]
+
+
+SNAPSHOT_META = "vectree/snapshot"  # the ``_meta`` key of every tool result: the snapshot it read
+
+
+def call_pinned(toolbox: Toolbox, name: str, arguments: dict) -> tuple[ToolResult | ToolError, str | None]:
+    """Run one tool call against one published store snapshot (the live one when it starts), as
+    :class:`vectree.service.snapshots.PinSnapshot` does for an HTTP request: a refresh that
+    publishes while the call runs changes nothing it reads.  Returns the result (or the tool's
+    error) and the snapshot id (``None`` before anything was published)."""
+    with toolbox.store.pinned() as view:
+        try:
+            return toolbox.call(name, arguments), view.snapshot_id
+        except ToolError as exc:
+            return exc, view.snapshot_id
 
 
 def build_server(store_root: str | os.PathLike, *, settings=None):
@@ -49,17 +65,18 @@ def build_server(store_root: str | os.PathLike, *, settings=None):
         return types.ListToolsResult(tools=listing)
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
-        try:
-            # the tools read files and run the encoder: off the event loop
-            result = await anyio.to_thread.run_sync(toolbox.call, params.name, params.arguments or {})
-        except ToolError as exc:  # an anticipated failure: the client reads the message
-            return types.CallToolResult(content=[types.TextContent(type="text", text=str(exc))], is_error=True)
+        # the tools read files and run the encoder: off the event loop, pinned to one snapshot
+        result, snapshot = await anyio.to_thread.run_sync(call_pinned, toolbox, params.name, params.arguments or {})
+        meta = {SNAPSHOT_META: snapshot}
+        if isinstance(result, ToolError):  # an anticipated failure: the client reads the message
+            return types.CallToolResult(content=[types.TextContent(type="text", text=str(result))], is_error=True,
+                                        meta=meta)
         content: list = []
         if result.image_png is not None:
             content.append(types.ImageContent(type="image", data=base64.b64encode(result.image_png).decode(),
                                               mime_type="image/png"))
         content.append(types.TextContent(type="text", text=result.text))
-        return types.CallToolResult(content=content, structured_content=result.data)
+        return types.CallToolResult(content=content, structured_content=result.data, meta=meta)
 
     def input_schema(name: str):
         spec = TOOLS.get(name)

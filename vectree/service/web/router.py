@@ -17,7 +17,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, FastAPI, HTTPException, Query, Request
 from fastapi import Path as PathParam
 from fastapi.openapi.docs import get_redoc_html, get_swagger_ui_html, get_swagger_ui_oauth2_redirect_html
-from fastapi.responses import FileResponse, HTMLResponse, Response
+from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from vectree.agent.tools import Toolbox, ToolError
@@ -75,7 +75,7 @@ def _http_error(exc: ToolError) -> HTTPException:
 
 
 def build_router(toolbox: Toolbox, auth: list, *, token_required: bool,
-                 responses: dict | None = None) -> APIRouter:
+                 responses: dict | None = None, doc_id_responses: dict | None = None) -> APIRouter:
     store = toolbox.store
     # ``responses``: the service's documented error bodies (404/422/401/...), so the OpenAPI
     # description states what these endpoints really answer
@@ -140,17 +140,24 @@ def build_router(toolbox: Toolbox, auth: list, *, token_required: bool,
             })
         return {"store": str(store.root), "snapshot": snapshot, "papers": papers, "quarantined": quarantined}
 
-    @router.get("/search/entries", dependencies=auth, tags=["web"])
+    @router.get("/search/entries", dependencies=auth, tags=["web"], responses=doc_id_responses)
     def search_entries(q: Annotated[str, Query(min_length=1, max_length=2000)],
                        k: Annotated[int, Query(ge=1, le=50)] = 10,
                        paper: Annotated[list[str] | None, Query(max_length=50)] = None) -> dict[str, Any]:
         """Layer 0 with snippets: papers and their matched sections, optionally only ``paper``s."""
         from vectree.retrieval.search import IndexNotBuiltError
 
-        wanted = set(paper or [])
-        for doc_id in wanted:
+        from vectree.retrieval.ids import DocIdError
+        from vectree.service.ids import doc_id_error_body, resolve
+
+        for doc_id in paper or []:
             if not DOC_ID_RE.match(doc_id):
                 raise HTTPException(status_code=422, detail=f"malformed paper id {doc_id!r}")
+        try:  # unique prefixes name papers here too
+            wanted = {resolve(toolbox, doc_id) for doc_id in paper or []}
+        except DocIdError as exc:
+            status, body = doc_id_error_body(exc)
+            return JSONResponse(body, status_code=status)
         catalog = toolbox.catalog()
         try:
             # with a filter, rank every paper so a low-ranked chosen paper still shows
@@ -177,7 +184,7 @@ def build_router(toolbox: Toolbox, auth: list, *, token_required: bool,
                 break
         return {"query": q, "results": results}
 
-    @router.get("/papers/{doc_id}/sections", dependencies=auth, tags=["web"])
+    @router.get("/papers/{doc_id}/sections", dependencies=auth, tags=["web"], responses=doc_id_responses)
     def sections(doc_id: DocId) -> dict[str, Any]:
         """The whole section tree, unverified nodes included, each with its verification mark."""
         row = paper_row(doc_id)
@@ -195,7 +202,7 @@ def build_router(toolbox: Toolbox, auth: list, *, token_required: bool,
         return {"doc_id": doc_id, "title": row["title"], "authors": row["authors"] or [], "pages": row["n_pages"],
                 "status": row["status"], "nodes": out}
 
-    @router.get("/papers/{doc_id}/pages/{page}/boxes", dependencies=auth, tags=["web"])
+    @router.get("/papers/{doc_id}/pages/{page}/boxes", dependencies=auth, tags=["web"], responses=doc_id_responses)
     def boxes(doc_id: DocId, page: PageNo,
               quote: Annotated[str, Query(min_length=1, max_length=4000)]) -> dict[str, Any]:
         """The rectangles of ``quote`` on the page (PyMuPDF ``search_for`` on the stored PDF), in PDF
@@ -268,8 +275,10 @@ def _offline_docs(app: FastAPI) -> None:
 
 
 def mount_web(app: FastAPI, toolbox: Toolbox, auth: list, *, token_required: bool,
-              responses: dict | None = None) -> None:
-    """Add the web app to ``app`` (the hook :func:`vectree.service.http.create_app` calls)."""
-    app.include_router(build_router(toolbox, auth, token_required=token_required, responses=responses))
+              responses: dict | None = None, doc_id_responses: dict | None = None) -> None:
+    """Add the web app to ``app`` (the hook :func:`vectree.service.http.create_app` calls);
+    ``doc_id_responses``: the extra statuses of a route with a doc id (an ambiguous prefix)."""
+    app.include_router(build_router(toolbox, auth, token_required=token_required, responses=responses,
+                                    doc_id_responses=doc_id_responses))
     app.mount(STATIC_URL, StaticFiles(directory=STATIC), name="web")
     _offline_docs(app)
