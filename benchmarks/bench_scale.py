@@ -29,7 +29,7 @@ and cached under ``/tmp/vectree-scale`` with the corpus (nothing generated is co
 Writes ``docs/scale-results.json`` and ``docs/scale.png``; prints the table in Markdown.
 
 Usage: python benchmarks/bench_scale.py [--sizes 100 1000 10000] [--ingest-sample 30]
-       [--sections-largest 10] [--queries 100] [--skip-ingest]
+       [--sections-largest 10] [--queries 100] [--embed-only]  (--ingest-sample 0: no ingestion)
 """
 
 from __future__ import annotations
@@ -96,10 +96,15 @@ def cached_vectors(texts: list[str], tag: str) -> tuple[dict[str, np.ndarray], f
     emb = get_embedder()
     t0 = time.perf_counter()
     parts = []
-    for i in range(0, len(uniq), 2048):
-        parts.append(emb.encode_documents(uniq[i:i + 2048]))
-        print(f"  embedded {min(i + 2048, len(uniq))}/{len(uniq)} ({time.perf_counter() - t0:.0f} s)", flush=True)
-    vecs = np.concatenate(parts).astype(np.float32)
+    chunk = 8192  # each chunk is saved as it is done, so an interrupted run resumes where it stopped
+    for i in range(0, len(uniq), chunk):
+        part = CACHE / f"emb-{tag}-{key}.part{i // chunk:04d}.npy"
+        if not part.exists():
+            np.save(part.with_suffix(".tmp.npy"), emb.encode_documents(uniq[i:i + chunk]).astype(np.float32))
+            part.with_suffix(".tmp.npy").rename(part)
+            print(f"  embedded {min(i + chunk, len(uniq))}/{len(uniq)} ({time.perf_counter() - t0:.0f} s)", flush=True)
+        parts.append(np.load(part))
+    vecs = np.concatenate(parts)
     np.save(path.with_suffix(".tmp.npy"), vecs)
     path.with_suffix(".tmp.npy").rename(path)
     return dict(zip(uniq, vecs)), time.perf_counter() - t0
