@@ -29,7 +29,7 @@ and cached under ``/tmp/vectree-scale`` with the corpus (nothing generated is co
 Writes ``docs/scale-results.json`` and ``docs/scale.png``; prints the table in Markdown.
 
 Usage: python benchmarks/bench_scale.py [--sizes 100 1000 10000] [--ingest-sample 30]
-       [--sections-largest 10] [--queries 100] [--embed-only]  (--ingest-sample 0: no ingestion)
+       [--sections 10] [--queries 100] [--embed-only]  (--ingest-sample 0: no ingestion)
 """
 
 from __future__ import annotations
@@ -81,33 +81,30 @@ class CachedEmbedder:
         return self.inner.encode_query(text)
 
 
-def cached_vectors(texts: list[str], tag: str) -> tuple[dict[str, np.ndarray], float | None]:
-    """``text -> vector`` for ``texts``, from ``/tmp/vectree-scale/emb-<tag>.npz`` or computed
-    (and saved); returns the seconds spent embedding (None when it came from the cache)."""
+def cached_vectors(uniq: list[str], tag: str, upto: int) -> tuple[dict[str, np.ndarray], float]:
+    """``text -> vector`` for the first ``upto`` of ``uniq`` (the distinct entry texts of the
+    whole cached corpus, in paper order: a smaller corpus is a prefix).  Vectors live in chunk
+    files ``/tmp/vectree-scale/emb-<tag>-<key>.partNNNN.npy``, computed only when missing (so an
+    interrupted run resumes); returns the seconds spent embedding now."""
     from vectree.retrieval.embed import get_embedder
 
     CACHE.mkdir(parents=True, exist_ok=True)
-    uniq = list(dict.fromkeys(texts))
     key = hashlib.sha256("\x00".join(uniq).encode()).hexdigest()[:16]
-    path = CACHE / f"emb-{tag}-{key}.npy"
-    if path.exists():
-        vecs = np.load(path)
-        return dict(zip(uniq, vecs)), None
-    emb = get_embedder()
     t0 = time.perf_counter()
-    parts = []
-    chunk = 8192  # each chunk is saved as it is done, so an interrupted run resumes where it stopped
-    for i in range(0, len(uniq), chunk):
+    spent = 0.0
+    out: dict[str, np.ndarray] = {}
+    chunk = 8192
+    for i in range(0, min(upto, len(uniq)), chunk):
         part = CACHE / f"emb-{tag}-{key}.part{i // chunk:04d}.npy"
         if not part.exists():
-            np.save(part.with_suffix(".tmp.npy"), emb.encode_documents(uniq[i:i + chunk]).astype(np.float32))
+            t1 = time.perf_counter()
+            vecs = get_embedder().encode_documents(uniq[i:i + chunk]).astype(np.float32)
+            np.save(part.with_suffix(".tmp.npy"), vecs)
             part.with_suffix(".tmp.npy").rename(part)
+            spent += time.perf_counter() - t1
             print(f"  embedded {min(i + chunk, len(uniq))}/{len(uniq)} ({time.perf_counter() - t0:.0f} s)", flush=True)
-        parts.append(np.load(part))
-    vecs = np.concatenate(parts)
-    np.save(path.with_suffix(".tmp.npy"), vecs)
-    path.with_suffix(".tmp.npy").rename(path)
-    return dict(zip(uniq, vecs)), time.perf_counter() - t0
+        out.update(zip(uniq[i:i + chunk], np.load(part)))
+    return out, spent
 
 
 def _pct(xs, q):
@@ -285,8 +282,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sizes", type=int, nargs="+", default=[100, 1000, 10000])
     ap.add_argument("--sections", type=int, default=10)
-    ap.add_argument("--sections-largest", type=int, default=None,
-                    help="sections per paper at the largest size (default: --sections)")
+    ap.add_argument("--corpus-papers", type=int, default=10000,
+                    help="length of the seeded paper sequence whose vectors are cached (sizes are prefixes)")
     ap.add_argument("--ingest-sample", type=int, default=30, help="PDFs ingested per ingestion point")
     ap.add_argument("--ingest-sizes", type=int, nargs="*", default=[100, 1000])
     ap.add_argument("--queries", type=int, default=100)
@@ -298,29 +295,20 @@ def main() -> None:
 
     settings = load_settings()
     sizes = sorted(args.sizes)
-    largest_sections = args.sections_largest or args.sections
-    corpora = {}
-    for n in sizes:
-        s = largest_sections if n == sizes[-1] else args.sections
-        key = (max(m for m in sizes if (largest_sections if m == sizes[-1] else args.sections) == s), s)
-        corpora[n] = key
-    built = {key: scale_corpus.papers(*key) for key in set(corpora.values())}
-    vectors: dict[str, np.ndarray] = {}
-    embed_s = {}
-    for key, corpus in built.items():
-        texts = [e.text for e in scale_corpus.entries(corpus)]
-        v, secs = cached_vectors(texts, f"{key[0]}x{key[1]}")
-        vectors.update(v)
-        embed_s[f"{key[0]}x{key[1]}"] = secs
-        print(f"corpus {key[0]} papers x {key[1]} sections: {len(texts)} entries, vectors "
-              f"{'from cache' if secs is None else f'{secs:.0f} s'}", flush=True)
+    # one seeded sequence of papers; each size is a prefix of it, and so are its entry texts
+    corpus = scale_corpus.papers(max(args.corpus_papers, sizes[-1]), args.sections)
+    uniq = list(dict.fromkeys(e.text for e in scale_corpus.entries(corpus)))
+    pos = {t: i for i, t in enumerate(uniq)}
+    need = 1 + max(pos[e.text] for e in scale_corpus.entries(corpus[:sizes[-1]]))
+    vectors, embed_s = cached_vectors(uniq, f"{len(corpus)}x{args.sections}", need)
+    print(f"{sizes[-1]} papers x {args.sections} sections: vectors for {len(vectors)} entry texts "
+          f"({embed_s:.0f} s embedding now)", flush=True)
     if args.embed_only:
         return
     rows = []
     for n in sizes:
-        corpus = built[corpora[n]]
         print(f"search point {n} ...", flush=True)
-        row = {"sections": corpora[n][1], **search_point(corpus, n, vectors, settings, args.queries)}
+        row = {"sections": args.sections, **search_point(corpus, n, vectors, settings, args.queries)}
         if n in args.ingest_sizes and args.ingest_sample:
             print(f"ingestion point {n} ...", flush=True)
             row.update(ingest_point(corpus[:n], args.ingest_sample, str(n), min(args.queries, 60)))

@@ -55,6 +55,11 @@ class ScalePaper:
     sections: tuple[tuple[str, str], ...]  # (heading, paragraph)
 
 
+def _jsonl_lines(path: Path) -> list[str]:
+    # not str.splitlines(): it also splits on U+2028 inside JSON strings (PubMedQA has some)
+    return [x for x in path.read_text().split("\n") if x.strip()]
+
+
 def _clean(text: str) -> str:
     return " ".join(str(text).split())
 
@@ -72,14 +77,14 @@ def pool(data: Path = DATA) -> tuple[Para, ...]:
         for name, paras in zip(ft["section_name"], ft["paragraphs"]):
             heading = (name or "Section").split(":::")[-1].strip() or "Section"
             out += [Para("qasper", heading, _clean(p)) for p in paras]
-    for line in (data / "pubmedqa/corpus.jsonl").read_text().splitlines():
+    for line in _jsonl_lines(data / "pubmedqa/corpus.jsonl"):
         doc = json.loads(line)
         labels = doc.get("labels") or []
         for j, ctx in enumerate(doc["contexts"]):
             label = labels[j] if j < len(labels) else "RESULTS"
             out.append(Para("pubmedqa", label.title(), _clean(ctx)))
     seen: set[str] = set()
-    for line in (data / "hotpotqa/ircot_format_dev_subsampled.jsonl").read_text().splitlines():
+    for line in _jsonl_lines(data / "hotpotqa/ircot_format_dev_subsampled.jsonl"):
         for ctx in json.loads(line)["contexts"]:
             text = _clean(ctx["paragraph_text"])
             if text not in seen:
@@ -153,9 +158,8 @@ def entries(corpus: list[ScalePaper]):
 
 def queries(n: int, data: Path = DATA) -> list[str]:
     """``n`` real questions: PubMedQA and HotpotQA, interleaved."""
-    pm = [json.loads(x)["question"] for x in (data / "pubmedqa/questions.jsonl").read_text().splitlines()]
-    hp = [json.loads(x)["question_text"] for x in
-          (data / "hotpotqa/ircot_format_dev_subsampled.jsonl").read_text().splitlines()]
+    pm = [json.loads(x)["question"] for x in _jsonl_lines(data / "pubmedqa/questions.jsonl")]
+    hp = [json.loads(x)["question_text"] for x in _jsonl_lines(data / "hotpotqa/ircot_format_dev_subsampled.jsonl")]
     mixed = [q for pair in zip(pm, hp) for q in pair]
     return mixed[:n]
 

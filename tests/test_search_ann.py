@@ -1,9 +1,9 @@
-"""The Layer-0 ANN index on a real small corpus (PubMedQA abstracts, MiniLM vectors, LanceDB on disk).
+"""The Layer 0 dense table's ANN (IVF-PQ) index and incremental updates, on real text.
 
-Above ``vector_index_min_rows`` the dense table gets an IVF-PQ index; its answers agree with an
-exact flat scan; adding a paper appends (the earlier entries files and Lance data files are
-carried over, not rewritten) and the new paper is found at once; below the threshold there is
-no index.  The threshold is a setting, so a small corpus exercises the same code as 10,000 papers.
+Entries are built from PubMedQA abstracts (``../shared/data/pubmedqa/corpus.jsonl``): one paper
+entry per abstract (MeSH terms as the title, the first section as the body) and one section entry
+per labelled abstract section, embedded with the real MiniLM model.  A small
+``vector_index_min_rows`` makes the index appear at test size.
 """
 
 from __future__ import annotations
@@ -17,153 +17,105 @@ import pytest
 from vectree.retrieval.config import load_settings
 from vectree.retrieval.embed import get_embedder
 from vectree.retrieval.search import SearchIndex, build_index, read_entries, update_index
-from vectree.retrieval.search.entries import PAPER, SECTION, Entry
-from vectree.retrieval.search.publish import IndexPaths, read_meta
+from vectree.retrieval.search.entries import paper_entry, section_entry
+from vectree.retrieval.search.publish import ENTRIES_DIR, IndexPaths, read_meta
 from vectree.retrieval.search.vectors import VectorTable
 
-THRESHOLD = 1000  # entries; the corpus below has ~1,400 (the 100 first abstracts: ~440)
+N_DOCS = 140
 
 
-class CachingEmbedder:
-    """The real MiniLM embedder, each text embedded once per test module (vectors unchanged)."""
-
-    def __init__(self):
-        self.inner = get_embedder()
-        self.cache: dict[str, np.ndarray] = {}
-
-    @property
-    def info(self):
-        return self.inner.info
-
-    def encode_documents(self, texts):
-        todo = [t for t in dict.fromkeys(texts) if t not in self.cache]
-        if todo:
-            self.cache.update(zip(todo, self.inner.encode_documents(todo)))
-        return np.stack([self.cache[t] for t in texts]) if texts else np.zeros((0, self.info.dim), np.float32)
-
-    def encode_queries(self, texts):
-        return self.inner.encode_queries(texts)
-
-    def encode_query(self, text):
-        return self.inner.encode_query(text)
-
-
-def _pubmedqa_entries(shared_data, n_docs: int) -> list[Entry]:
-    """One paper entry (first sentence as title, abstract as body) and one section entry per
-    labelled abstract paragraph, for the first ``n_docs`` PubMedQA documents."""
+def _pubmed_entries(path, n: int, skip: int = 0):
     out = []
-    lines = (shared_data / "pubmedqa/corpus.jsonl").read_text().splitlines()[:n_docs]
-    for line in lines:
-        doc = json.loads(line)
-        doc_id = f"pm{doc['pmid']}"
-        ctx = [" ".join(c.split()) for c in doc["contexts"]]
-        labels = doc.get("labels") or []
-        title = ctx[0].split(". ")[0][:120]
-        out.append(Entry(f"{doc_id}#paper", doc_id, None, PAPER, title, " ".join(ctx)[:600], 1, len(ctx)))
-        for j, text in enumerate(ctx, start=1):
-            label = labels[j - 1].title() if j - 1 < len(labels) else "Results"
-            out.append(Entry(f"{doc_id}#n{j}", doc_id, f"n{j}", SECTION, label, text[:400], j, j))
+    with open(path) as fh:
+        for i, line in enumerate(fh):
+            if i < skip:
+                continue
+            if i >= skip + n:
+                break
+            doc = json.loads(line)
+            doc_id = f"pmid-{doc['pmid']}"
+            out.append(paper_entry(doc_id, "; ".join(doc["meshes"][:6]), doc["contexts"][0], doc["labels"], n_pages=1))
+            for j, (label, text) in enumerate(zip(doc["labels"], doc["contexts"]), 1):
+                out.append(section_entry(doc_id, f"n{j}", label.title(), text, 1, 1))
     return out
 
 
 @pytest.fixture(scope="module")
 def corpus(shared_data):
-    entries = _pubmedqa_entries(shared_data, 420)
-    doc_ids = list(dict.fromkeys(e.doc_id for e in entries))
-    held_out = doc_ids[-1]  # the paper added later
-    base = [e for e in entries if e.doc_id != held_out]
-    assert len(base) > THRESHOLD
-    questions = [json.loads(x)["question"] for x in (shared_data / "pubmedqa/questions.jsonl").read_text().splitlines()]
-    return {"entries": entries, "base": base, "held_out": held_out, "questions": questions[:40],
-            "embedder": CachingEmbedder()}
+    path = shared_data / "pubmedqa" / "corpus.jsonl"
+    return _pubmed_entries(path, N_DOCS), _pubmed_entries(path, 1, skip=N_DOCS)
 
 
 @pytest.fixture(scope="module")
-def ann_index(corpus, tmp_path_factory):
-    root = tmp_path_factory.mktemp("ann") / "index"
-    settings = load_settings(vector_index_min_rows=THRESHOLD)
-    build_index(root, corpus["base"], embedder=corpus["embedder"], settings=settings)
-    return root, settings
+def embedder():
+    return get_embedder()
 
 
-def _vectors(root, settings) -> VectorTable:
+def _snap(root):
     paths = IndexPaths.of(root)
-    return VectorTable.open(paths.snapshot(paths.current()) / "vectors", settings=settings)
+    return paths.snapshot(paths.current())
 
 
-def test_ann_index_is_created_above_the_threshold(ann_index):
-    root, settings = ann_index
-    meta = read_meta(IndexPaths.of(root).snapshot(IndexPaths.of(root).current()))
-    assert meta["entries"] > THRESHOLD
-    assert meta["vector_index"] != "flat"
-    table = _vectors(root, settings)
+def test_ann_index_above_the_threshold_agrees_with_exact_search(tmp_path, corpus, embedder):
+    entries, _ = corpus
+    assert len(entries) > 400
+    settings = load_settings(vector_index_min_rows=300)
+    report = build_index(tmp_path / "ix", entries, embedder=embedder, settings=settings)
+    assert report.vector_index != "flat"
+    table = VectorTable.open(_snap(tmp_path / "ix") / "vectors", settings=settings)
     assert table.vector_index_type is not None
-    assert any("vector" in ix.columns for ix in table.table.list_indices())
-
-
-def test_ann_results_agree_with_exact_search(ann_index, corpus):
-    root, settings = ann_index
-    table = _vectors(root, settings)
-    embedder = corpus["embedder"]
+    # queries: the opening words of 30 section texts (real sentences, not the stored strings)
+    queries = [" ".join(e.body.split()[:12]) for e in entries if e.kind == "section"][::7][:30]
     recalls = []
-    for q in corpus["questions"]:
+    for q in queries:
         v = embedder.encode_query(q)
         ann = {h.entry_id for h in table.search(v, 10)}
-        exact = table.search(v, 10, exact=True)
+        exact = {h.entry_id for h in table.search(v, 10, exact=True)}
         assert len(exact) == 10
-        recalls.append(len(ann & {h.entry_id for h in exact}) / 10)
-    assert np.mean(recalls) >= 0.9, recalls
-    # and the service-level search answers through the index
-    hits = SearchIndex.open(root, embedder=embedder).search(corpus["questions"][0], 5, mode="dense")
-    assert len(hits) == 5
+        recalls.append(len(ann & exact) / 10)
+    assert np.mean(recalls) >= 0.95, recalls
 
 
-def test_incremental_add_keeps_earlier_rows_and_is_searchable(ann_index, corpus):
-    root, settings = ann_index
-    paths = IndexPaths.of(root)
-    before = paths.current()
-    prev_dir = paths.snapshot(before)
-    prev_meta = read_meta(prev_dir)
-    old_files = {f.name: os.stat(f).st_ino for f in (prev_dir / "entries").glob("*.parquet")}
-    old_lance = {f.relative_to(prev_dir / "vectors"): os.stat(f).st_ino
-                 for f in (prev_dir / "vectors").rglob("data/*.lance")}
-    new = corpus["held_out"]
-    report = update_index(root, corpus["entries"], doc_ids=[new], embedder=corpus["embedder"], settings=settings)
-    assert report.mode == "incremental"
-    after = paths.current()
-    assert after != before
-    snap = paths.snapshot(after)
-    meta = read_meta(snap)
-    fresh = [e for e in corpus["entries"] if e.doc_id == new]
-    assert meta["entries"] == prev_meta["entries"] + len(fresh)
-    assert meta["build"]["embedded"] == len(fresh) and meta["build"]["folded"] is False
-    assert meta["vector_index"] == prev_meta["vector_index"]
-    # every earlier row is still there, and the earlier files were carried over, not rewritten
-    assert {e.entry_id for e in read_entries(root, after)} == {e.entry_id for e in corpus["entries"]}
-    for name, ino in old_files.items():
-        assert os.stat(snap / "entries" / name).st_ino == ino
-    assert old_lance and all(os.stat(snap / "vectors" / rel).st_ino == ino for rel, ino in old_lance.items())
-    # the new paper is searchable at once (rows no index covers yet are scanned exactly)
-    table = _vectors(root, settings)
-    assert table.num_entries == meta["entries"] and table.count_doc(new) == len(fresh)
-    for e in fresh:
-        hit = table.search(corpus["embedder"].encode_documents([e.text])[0], 1)[0]
-        assert hit.entry_id == e.entry_id
-    section = fresh[1]
-    found = SearchIndex.open(root, embedder=corpus["embedder"]).search(section.body, 3, mode="hybrid")
-    assert found[0]["doc_id"] == new
+def test_below_the_threshold_there_is_no_vector_index(tmp_path, corpus, embedder):
+    entries, _ = corpus
+    report = build_index(tmp_path / "ix", entries, embedder=embedder,
+                         settings=load_settings(vector_index_min_rows=len(entries) + 1))
+    assert report.vector_index == "flat"
+    assert VectorTable.open(_snap(tmp_path / "ix") / "vectors").vector_index_type is None
 
 
-def test_no_index_below_the_threshold(corpus, tmp_path):
-    small = [e for e in corpus["base"] if e.doc_id in {x.doc_id for x in corpus["base"][:400]}]
-    assert len(small) < THRESHOLD
-    settings = load_settings(vector_index_min_rows=THRESHOLD)
-    build_index(tmp_path / "index", small, embedder=corpus["embedder"], settings=settings)
-    paths = IndexPaths.of(tmp_path / "index")
-    assert read_meta(paths.snapshot(paths.current()))["vector_index"] == "flat"
-    table = _vectors(tmp_path / "index", settings)
-    assert table.vector_index_type is None
-    assert not any("vector" in ix.columns for ix in table.table.list_indices())
-    # exact either way: the flat scan and the bypass agree
-    v = corpus["embedder"].encode_query(corpus["questions"][0])
-    assert [h.entry_id for h in table.search(v, 10)] == [h.entry_id for h in table.search(v, 10, exact=True)]
+def test_adding_a_paper_appends_keeps_earlier_rows_and_is_searchable(tmp_path, corpus, embedder):
+    entries, (extra_paper) = corpus
+    extra = list(extra_paper)
+    root = tmp_path / "ix"
+    settings = load_settings(vector_index_min_rows=300)
+    build_index(root, entries, embedder=embedder, settings=settings)
+    before = _snap(root)
+    old_fragments = {p.name: os.stat(p).st_ino for p in (before / ENTRIES_DIR).glob("*.parquet")}
+    new_doc = extra[0].doc_id
+
+    report = update_index(root, extra, embedder=embedder, doc_ids=[new_doc], settings=settings)
+    assert report.mode == "incremental" and report.added == [new_doc] and report.embedded == len(extra)
+    after = _snap(root)
+    meta = read_meta(after)
+    assert meta["entries"] == len(entries) + len(extra) and meta["papers"] == N_DOCS + 1
+    assert meta["vector_index"] != "flat" and meta["build"]["folded"] is False  # appended, not re-optimised
+    # the earlier entries fragments are the same files (hard links), not rewritten; one fragment came
+    now = {p.name: os.stat(p).st_ino for p in (after / ENTRIES_DIR).glob("*.parquet")}
+    assert all(now.get(name) == ino for name, ino in old_fragments.items())
+    assert len(now) == len(old_fragments) + 1
+    assert {e.entry_id for e in read_entries(root)} == {e.entry_id for e in entries + extra}
+
+    table = VectorTable.open(after / "vectors", settings=settings)
+    assert table.num_entries == len(entries) + len(extra) and table.unindexed_rows() == len(extra)
+    section = next(e for e in extra if e.kind == "section")
+    hits = table.search(embedder.encode_query(section.body), 5)
+    assert hits[0].entry_id == section.entry_id  # the unindexed new rows are searched too
+    results = SearchIndex(root, embedder=embedder).search(" ".join(section.body.split()[:20]), 3)
+    assert results[0]["doc_id"] == new_doc
+
+    # removing it again drops its rows from the table and the entries, and the rest stays
+    report = update_index(root, [], embedder=embedder, doc_ids=[new_doc], settings=settings)
+    assert report.removed == [new_doc]
+    assert {e.entry_id for e in read_entries(root)} == {e.entry_id for e in entries}
+    assert VectorTable.open(_snap(root) / "vectors").count_doc(new_doc) == 0
