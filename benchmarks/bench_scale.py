@@ -169,7 +169,7 @@ def child_within(store: str, n_queries: int) -> None:
         t0 = time.perf_counter()
         tb.search_within_paper(docs[i % len(docs)], q, 5)
         walls.append((time.perf_counter() - t0) * 1000)
-    print(json.dumps({"within_p50_ms": _pct(walls, 50), "within_p95_ms": _pct(walls, 95), "papers": len(docs)}))
+    print(json.dumps({"within_p50_ms": _pct(walls, 50), "within_p95_ms": _pct(walls, 95), "within_papers": len(docs)}))
 
 
 def _child(args: list[str]) -> dict:
