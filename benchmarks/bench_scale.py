@@ -289,6 +289,8 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=100)
     ap.add_argument("--embed-only", action="store_true", help="compute and cache the vectors, then stop")
     ap.add_argument("--out", type=Path, default=REPO / "docs")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the rows of other sizes already in OUT/scale-results.json (one size per run)")
     args = ap.parse_args()
 
     from vectree.retrieval.config import load_settings
@@ -315,6 +317,11 @@ def main() -> None:
         rows.append(row)
         print(json.dumps(row), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)
+    previous = args.out / "scale-results.json"
+    if args.merge and previous.exists():  # the sizes measured by earlier runs stay; these replace theirs
+        kept = {r["papers"]: r for r in json.loads(previous.read_text())["rows"]}
+        kept.update({r["papers"]: r for r in rows})
+        rows = [kept[k] for k in sorted(kept)]
     result = {"machine": {"cpus": os.cpu_count(), "note": "2 cores shared by several sessions; nice -n 5"},
               "settings": {k: getattr(settings, k) for k in ("vector_index_min_rows", "vector_nprobes",
                                                              "vector_refine_factor", "search_fusion")},
