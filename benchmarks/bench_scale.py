@@ -50,9 +50,12 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "benchmarks"))
 import scale_corpus  # noqa: E402
+from vectree.retrieval.config import set_offline_model_env  # noqa: E402
 
 CACHE = scale_corpus.CACHE
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "VECTREE_RERANKER": "off"}
+# no model hub, here and in the child processes (they inherit it); the children measure Layer 0 and
+# the passages search with the reranker off by their own arguments, and ingestion does not rerank
+set_offline_model_env()
 
 
 class CachedEmbedder:
@@ -173,7 +176,7 @@ def child_within(store: str, n_queries: int) -> None:
 
 
 def _child(args: list[str]) -> dict:
-    out = subprocess.run([sys.executable, __file__, *args], env=ENV, capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, __file__, *args], capture_output=True, text=True, check=True)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -190,7 +193,7 @@ def ingest_point(corpus, sample: int, tag: str, n_within: int) -> dict:
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     subprocess.run([str(REPO / ".venv/bin/vectree"), "ingest", str(work / "in"), "--store", str(work / "store")],
-                   env=ENV, check=True, capture_output=True)
+                   check=True, capture_output=True)
     wall = time.perf_counter() - t0
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
