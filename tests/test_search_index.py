@@ -13,7 +13,7 @@ import pytest
 
 from vectree.retrieval.embed import EmbedderInfo, EmbedderMismatchError, get_embedder
 from vectree.retrieval.search import IndexNotBuiltError, SearchIndex, build_index, read_entries, update_index
-from vectree.retrieval.search import vectors as vectors_mod
+from vectree.retrieval.config import load_settings
 from vectree.retrieval.search.entries import Entry, store_entries
 from vectree.retrieval.search.index import _Snapshot, current_snapshot_id
 from vectree.retrieval.search.vectors import VectorTable
@@ -284,16 +284,16 @@ def test_tree_rewritten_with_a_section_unverified_drops_it_from_the_index(store)
     assert SearchIndex.open(store).search("glass edge sealant encapsulation", 5, mode="bm25") == []
 
 
-def test_vector_index_is_built_once_the_table_is_large_enough(tmp_path, monkeypatch):
-    monkeypatch.setattr(vectors_mod, "VECTOR_INDEX_MIN_ROWS", 600)
+def test_vector_index_is_built_once_the_table_is_large_enough(tmp_path):
+    settings = load_settings(vector_index_min_rows=600)
     rng = np.random.default_rng(0)
     dim, n = 32, 700
     vecs = rng.standard_normal((n, dim)).astype(np.float32)
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     entries = [Entry(f"d{i // 7}#s{i}", f"d{i // 7}", f"s{i}", "section", f"t{i}", "") for i in range(n)]
-    small = VectorTable.create(tmp_path / "small", dim, entries[:500], vecs[:500])
+    small = VectorTable.create(tmp_path / "small", dim, entries[:500], vecs[:500], settings=settings)
     assert small.vector_index_type is None  # exact flat scan below the threshold
-    table = VectorTable.create(tmp_path / "big", dim, entries, vecs)
+    table = VectorTable.create(tmp_path / "big", dim, entries, vecs, settings=settings)
     assert table.vector_index_type is not None
     assert any("doc_id" in ix.columns for ix in table.table.list_indices())
     for i in (0, 123, 699):  # refine_factor re-ranks with exact vectors: a stored vector finds itself

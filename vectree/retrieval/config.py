@@ -129,6 +129,13 @@ class Settings(BaseSettings):
     search_fusion: Literal["rrf", "weighted"] = Field(
         "weighted", description="Layer 0 fusion of BM25 and dense hits (`rrf` or `weighted`), chosen on PubMedQA")
     search_dense_weight: float = Field(0.8, ge=0.0, le=1.0, description="dense share of the `weighted` fusion")
+    vector_index_min_rows: int = Field(
+        5000, ge=256, description="Layer 0 entries from which the dense table gets an IVF-PQ index (below: exact "
+                                  "flat scan); measured recall@10 in the README's cost-growth section")
+    vector_nprobes: int = Field(
+        24, ge=1, description="IVF partitions a Layer 0 dense query visits once the table has an IVF-PQ index")
+    vector_refine_factor: int = Field(
+        10, ge=1, description="IVF-PQ candidates re-ranked with the exact vectors, as a multiple of those asked for")
     api_token: SecretStr | None = Field(
         None, description="bearer token the HTTP service requires on every route but `/health`; unset: no token")
     max_body_bytes: int = Field(1_000_000, ge=1024, description="largest request body the HTTP service reads (larger: 413)")

@@ -30,17 +30,15 @@ _ENTRY_LOCK = threading.Lock()
 
 def _entry_texts(index) -> dict[str, Any]:
     """``entry_id -> (title, body)`` of the index's live snapshot (cached per snapshot)."""
-    import pyarrow.parquet as pq
-
     snap_id = index.snapshot_id
     with _ENTRY_LOCK:
         hit = _ENTRY_CACHE.get(snap_id)
     if hit is not None:
         return hit
-    from vectree.retrieval.search.publish import IndexPaths  # the index's own layout
+    from vectree.retrieval.search.publish import IndexPaths, read_entries_table  # the index's own layout
 
-    path = IndexPaths.of(index.root).snapshots / snap_id / "entries.parquet"
-    cols = pq.read_table(path, columns=["entry_id", "title", "body"]).to_pydict()
+    path = IndexPaths.of(index.root).snapshots / snap_id
+    cols = read_entries_table(path, columns=["entry_id", "title", "body"]).to_pydict()
     table = {e: (t or "", b or "") for e, t, b in zip(cols["entry_id"], cols["title"], cols["body"])}
     with _ENTRY_LOCK:
         _ENTRY_CACHE.clear()  # one snapshot at a time is live

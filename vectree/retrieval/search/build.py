@@ -10,8 +10,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Sequence
 
-import pyarrow.parquet as pq
-
 from vectree.retrieval.embed import EmbedderInfo
 
 from .bm25 import BM25Index
@@ -21,11 +19,15 @@ from .publish import (
     IndexNotBuiltError,
     IndexPaths,
     clone_snapshot,
+    entry_counts,
     finish_snapshot,
     new_index_snapshot_id,
     publish,
+    read_entries_table,
     read_meta,
+    update_entries,
     validate_entries,
+    write_entries,
     writer_lock,
 )
 from .vectors import VectorTable
@@ -93,17 +95,17 @@ def _resolve_entries(target, entries) -> list[Entry]:
 
 
 def build_index(target, entries: Iterable[Entry] | None = None, *, embedder=None,
-                reason: str = "requested") -> BuildReport:
+                reason: str = "requested", settings=None) -> BuildReport:
     """Build a complete new snapshot from ``entries`` (default: every ``ok`` paper of the store)
     and publish it.  On any error the previous snapshot keeps serving."""
     paths = IndexPaths.of(target)
     entries = _resolve_entries(target, entries)
     embedder = embedder or _default_embedder()
     with writer_lock(paths):
-        return _build_locked(paths, entries, embedder, reason)
+        return _build_locked(paths, entries, embedder, reason, settings)
 
 
-def _build_locked(paths: IndexPaths, entries: list[Entry], embedder, reason: str) -> BuildReport:
+def _build_locked(paths: IndexPaths, entries: list[Entry], embedder, reason: str, settings=None) -> BuildReport:
     validate_entries(entries)
     started = time.perf_counter()
     previous = paths.current()
@@ -113,11 +115,12 @@ def _build_locked(paths: IndexPaths, entries: list[Entry], embedder, reason: str
     try:
         vecs = _embed(embedder, entries)
         BM25Index.create(tmp / "bm25", entries)
-        vectors = VectorTable.create(tmp / "vectors", embedder.info.dim, entries, vecs)
+        vectors = VectorTable.create(tmp / "vectors", embedder.info.dim, entries, vecs, settings=settings)
+        write_entries(tmp, entries, snap_id)
         build = {"mode": "full", "reason": reason, "embedded": len(entries),
                  "added": sorted({e.doc_id for e in entries}), "changed": [], "removed": [],
                  "seconds": round(time.perf_counter() - started, 3)}
-        meta = finish_snapshot(tmp, snap_id, entries, embedder.info, vectors, build, previous)
+        meta = finish_snapshot(tmp, snap_id, entry_counts(entries), embedder.info, vectors, build, previous)
         publish(paths, tmp, snap_id, previous)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -126,7 +129,7 @@ def _build_locked(paths: IndexPaths, entries: list[Entry], embedder, reason: str
 
 
 def update_index(target, entries: Iterable[Entry] | None = None, *, embedder=None,
-                 doc_ids: Iterable[str] | None = None) -> BuildReport:
+                 doc_ids: Iterable[str] | None = None, settings=None) -> BuildReport:
     """Bring the index in line with ``entries`` (default: the store's ``ok`` papers), touching only
     the papers that changed: their old entries are deleted from both backends by ``doc_id`` and
     their new ones embedded and added.  Papers absent from ``entries`` are removed.
@@ -135,6 +138,10 @@ def update_index(target, entries: Iterable[Entry] | None = None, *, embedder=Non
     one of them without entries is removed).  Falls back to a full build when there is no
     snapshot yet, or the live one was built with another embedder or index format; returns mode
     ``unchanged`` (and publishes nothing) when no paper differs.
+
+    With ``doc_ids`` the work is proportional to those papers, not to the index: only their old
+    rows are read (a filter on ``doc_id``), the BM25 and vector tables take deletes and appends,
+    and the entries gain a fragment (see :mod:`.publish`).
     """
     paths = IndexPaths.of(target)
     scope = None if doc_ids is None else set(doc_ids)
@@ -149,7 +156,7 @@ def update_index(target, entries: Iterable[Entry] | None = None, *, embedder=Non
         if previous is None:
             if scope is not None:
                 raise IndexNotBuiltError("no search index to update yet; build it first")
-            return _build_locked(paths, new_entries, embedder, "no snapshot yet")
+            return _build_locked(paths, new_entries, embedder, "no snapshot yet", settings)
         prev_dir = paths.snapshot(previous)
         meta = read_meta(prev_dir)
         built_with = EmbedderInfo(meta["embedder"]["name"], meta["embedder"]["dim"])
@@ -161,9 +168,9 @@ def update_index(target, entries: Iterable[Entry] | None = None, *, embedder=Non
                     embedder.info.check_compatible(built_with, where="search index")
                     raise IndexNotBuiltError(f"search index under {paths.root}: {why}; rebuild it with build_index")
                 new_entries = list(store_entries(target))
-            return _build_locked(paths, new_entries, embedder, why)
+            return _build_locked(paths, new_entries, embedder, why, settings)
 
-        old_entries = entries_from_table(pq.read_table(prev_dir / "entries.parquet"))
+        old_entries = entries_from_table(read_entries_table(prev_dir, doc_ids=scope))
         old_fp = paper_fingerprints(old_entries)
         new_fp = paper_fingerprints(new_entries)
         considered = set(old_fp) | set(new_fp) if scope is None else scope
@@ -175,24 +182,29 @@ def update_index(target, entries: Iterable[Entry] | None = None, *, embedder=Non
                                          seconds=0.0, reason="no paper changed")
         touched = set(added) | set(changed) | set(removed)
         fresh = [e for e in new_entries if e.doc_id in touched]
-        merged = [e for e in old_entries if e.doc_id not in touched] + fresh
-        validate_entries(merged)
+        # entry ids carry their paper's doc_id, so the touched papers' own entries are all there is
+        # to check; the untouched ones were checked when they came in
+        validate_entries(fresh)
+        gone = entry_counts([e for e in old_entries if e.doc_id in touched])
+        came = entry_counts(fresh)
+        counts = {k: meta.get(k, 0) - gone[k] + came[k] for k in came}
 
         started = time.perf_counter()
         snap_id = new_index_snapshot_id()
         tmp: Path = paths.snapshots / f".tmp-{snap_id}"
         try:
             clone_snapshot(prev_dir, tmp)
-            for stale in ("meta.json", "entries.parquet"):
-                (tmp / stale).unlink(missing_ok=True)
+            (tmp / "meta.json").unlink(missing_ok=True)
             vecs = _embed(embedder, fresh)
             doomed = sorted(set(changed) | set(removed))
             BM25Index.open(tmp / "bm25").replace(fresh, delete_doc_ids=doomed)
-            vectors = VectorTable.open(tmp / "vectors")
+            vectors = VectorTable.open(tmp / "vectors", settings=settings)
             vectors.replace(fresh, vecs, delete_doc_ids=doomed)
+            update_entries(tmp, fresh, set(doomed), snap_id)
             build = {"mode": "incremental", "reason": "papers changed", "embedded": len(fresh), "added": added,
-                     "changed": changed, "removed": removed, "seconds": round(time.perf_counter() - started, 3)}
-            meta = finish_snapshot(tmp, snap_id, merged, embedder.info, vectors, build, previous)
+                     "changed": changed, "removed": removed, "folded": vectors.folded,
+                     "seconds": round(time.perf_counter() - started, 3)}
+            meta = finish_snapshot(tmp, snap_id, counts, embedder.info, vectors, build, previous)
             publish(paths, tmp, snap_id, previous)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -7,7 +7,11 @@ Layout under an index root (``<store>/index`` for a store; the paths come from t
     CURRENT                      id of the last published snapshot (replaced atomically)
     .lock                        writers hold an exclusive flock on it (one build at a time)
     snapshots/<id>/meta.json     embedder name + dim, counts, sizes, build mode and time
-    snapshots/<id>/entries.parquet   every entry without its vector (titles, diffing, checks)
+    snapshots/<id>/entries/*.parquet every entry without its vector (titles, diffing, checks), in
+                                 immutable fragments of at most FRAGMENT_ROWS rows: an update
+                                 writes its papers' rows as a new fragment and rewrites only the
+                                 fragments that held changed or removed papers (older snapshots
+                                 have one ``entries.parquet`` file; both are read)
     snapshots/<id>/bm25/         Tantivy index
     snapshots/<id>/vectors/      LanceDB directory with the ``entries`` table
     snapshots/.tmp-<id>/         a snapshot being built (never read)
@@ -33,15 +37,23 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pyarrow.parquet as pq
 
 from vectree.retrieval.embed import EmbedderInfo
 from vectree.retrieval.store import atomic_write_bytes, atomic_write_parquet, new_snapshot_id
 
-from .entries import PAPER, SECTION, Entry, entries_from_table, entries_table
+from .entries import ENTRY_SCHEMA, PAPER, SECTION, Entry, entries_from_table, entries_table
 from .vectors import VectorTable
 
 INDEX_FORMAT = 1
+ENTRIES_DIR = "entries"
+LEGACY_ENTRIES = "entries.parquet"
+# rows per entries fragment: rewriting one (a changed paper) stays cheap at any corpus size
+FRAGMENT_ROWS = 4096
+# past this many fragment files the small ones are merged (amortised: it takes that many updates)
+MAX_FRAGMENTS = 64
 
 
 class IndexNotBuiltError(FileNotFoundError):
@@ -106,13 +118,92 @@ def read_meta(snapshot_dir: Path) -> dict[str, Any]:
     return json.loads((snapshot_dir / "meta.json").read_text())
 
 
+def _fragments(snapshot_dir: Path) -> list[Path]:
+    return sorted((Path(snapshot_dir) / ENTRIES_DIR).glob("*.parquet"))
+
+
+def read_entries_table(snapshot_dir: Path, columns: list[str] | None = None,
+                       doc_ids: set[str] | None = None) -> pa.Table:
+    """The entries of one snapshot directory as an Arrow table (optionally some ``columns``, and
+    only the rows of ``doc_ids``: a filter on the ``doc_id`` column, not a full read)."""
+    snapshot_dir = Path(snapshot_dir)
+    legacy = snapshot_dir / LEGACY_ENTRIES
+    files = [legacy] if legacy.exists() else _fragments(snapshot_dir)
+    schema = ENTRY_SCHEMA if columns is None else pa.schema([ENTRY_SCHEMA.field(c) for c in columns])
+    if doc_ids is not None and not doc_ids:
+        return schema.empty_table()
+    filters = None if doc_ids is None else [("doc_id", "in", sorted(doc_ids))]
+    parts = [pq.read_table(f, columns=columns, filters=filters, schema=ENTRY_SCHEMA) for f in files]
+    return pa.concat_tables(parts) if parts else schema.empty_table()
+
+
 def read_entries(target, snapshot_id: str | None = None) -> list[Entry]:
     """Every entry of a snapshot (default: the one a reader of ``target`` uses), without vectors."""
     paths = IndexPaths.of(target)
     snap = snapshot_id or getattr(target, "index_snapshot_id", None) or paths.current()
     if snap is None:
         raise IndexNotBuiltError("no search index published yet; run `vectree ingest` first")
-    return entries_from_table(pq.read_table(paths.snapshot(snap) / "entries.parquet"))
+    return entries_from_table(read_entries_table(paths.snapshot(snap)))
+
+
+def _write_fragments(folder: Path, table: pa.Table, prefix: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for i, start in enumerate(range(0, table.num_rows, FRAGMENT_ROWS)):
+        atomic_write_parquet(folder / f"{prefix}-{i:05d}.parquet", table.slice(start, FRAGMENT_ROWS))
+
+
+def write_entries(snapshot_dir: Path, entries: Sequence[Entry], prefix: str) -> None:
+    """A fresh snapshot's entries, as fragments (one empty fragment for an empty index)."""
+    table = entries_table(entries)
+    folder = Path(snapshot_dir) / ENTRIES_DIR
+    if table.num_rows == 0:
+        folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_parquet(folder / f"{prefix}-00000.parquet", table)
+        return
+    _write_fragments(folder, table, prefix)
+
+
+def update_entries(snapshot_dir: Path, fresh: Sequence[Entry], doomed: set[str], prefix: str) -> None:
+    """In a private snapshot copy: drop the rows of ``doomed`` papers and add ``fresh`` ones.
+    Only the fragments holding a doomed paper are read whole and rewritten; the new rows become
+    new fragments.  A copy in the old one-file layout is converted (once)."""
+    snapshot_dir = Path(snapshot_dir)
+    folder = snapshot_dir / ENTRIES_DIR
+    legacy = snapshot_dir / LEGACY_ENTRIES
+    if legacy.exists():
+        old = pq.read_table(legacy)
+        legacy.unlink()
+        _write_fragments(folder, old, f"{prefix}-l")
+    folder.mkdir(parents=True, exist_ok=True)
+    if doomed:
+        wanted = pa.array(sorted(doomed), type=pa.string())
+        for j, f in enumerate(_fragments(snapshot_dir)):
+            ids = pq.read_table(f, columns=["doc_id"]).column("doc_id")
+            if not pa.compute.any(pa.compute.is_in(ids, value_set=wanted)).as_py():
+                continue
+            table = pq.read_table(f, schema=ENTRY_SCHEMA)
+            keep = table.filter(pa.compute.invert(pa.compute.is_in(table.column("doc_id"), value_set=wanted)))
+            f.unlink()  # a hard link to the published snapshot's file: that one stays
+            if keep.num_rows:
+                atomic_write_parquet(folder / f"{prefix}-r{j:05d}.parquet", keep)
+    if fresh:
+        _write_fragments(folder, entries_table(fresh), f"{prefix}-a")
+    files = _fragments(snapshot_dir)
+    if len(files) > MAX_FRAGMENTS:  # merge the small fragments; the full ones stay as they are
+        small = [f for f in files if pq.ParquetFile(f).metadata.num_rows < FRAGMENT_ROWS // 2]
+        if len(small) > 1:
+            merged = pa.concat_tables([pq.read_table(f, schema=ENTRY_SCHEMA) for f in small])
+            for f in small:
+                f.unlink()
+            _write_fragments(folder, merged, f"{prefix}-m")
+    if not _fragments(snapshot_dir):
+        write_entries(snapshot_dir, [], prefix)
+
+
+def entry_counts(entries: Sequence[Entry]) -> dict[str, int]:
+    return {"entries": len(entries), "papers": len({e.doc_id for e in entries}),
+            "paper_entries": sum(e.kind == PAPER for e in entries),
+            "section_entries": sum(e.kind == SECTION for e in entries)}
 
 
 @contextmanager
@@ -153,6 +244,8 @@ def _is_immutable_data(rel: Path) -> bool:
     parts = rel.parts
     if "vectors" == parts[0]:  # Lance: data files, deletion vectors and index files
         return any(p in ("data", "_indices", "_deletions") for p in parts)
+    if ENTRIES_DIR == parts[0]:  # entries fragments are written once under a fresh name
+        return rel.suffix == ".parquet"
     if "bm25" == parts[0]:  # Tantivy segment files are <32 hex uuid>.<ext>
         stem = rel.name.split(".")[0]
         return len(stem) == 32 and all(c in "0123456789abcdef" for c in stem)
@@ -179,12 +272,11 @@ def clone_snapshot(src: Path, dst: Path) -> None:
         shutil.copy2(path, target)
 
 
-def finish_snapshot(tmp: Path, snap_id: str, entries: Sequence[Entry], info: EmbedderInfo, vectors: VectorTable,
+def finish_snapshot(tmp: Path, snap_id: str, counts: dict[str, int], info: EmbedderInfo, vectors: VectorTable,
                     build: dict[str, Any], parent: str | None) -> dict[str, Any]:
-    """Write a built snapshot's ``entries.parquet`` and ``meta.json``; returns the meta."""
-    atomic_write_parquet(tmp / "entries.parquet", entries_table(entries))
+    """Write a built snapshot's ``meta.json`` (its entries are written already); returns the meta."""
     sizes = {"bm25": dir_bytes(tmp / "bm25"), "vectors": dir_bytes(tmp / "vectors"),
-             "entries": (tmp / "entries.parquet").stat().st_size}
+             "entries": dir_bytes(tmp / ENTRIES_DIR)}
     sizes["total"] = sum(sizes.values())
     meta = {
         "format": INDEX_FORMAT,
@@ -192,10 +284,7 @@ def finish_snapshot(tmp: Path, snap_id: str, entries: Sequence[Entry], info: Emb
         "parent": parent,
         "created_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "embedder": {"name": info.name, "dim": info.dim},
-        "entries": len(entries),
-        "papers": len({e.doc_id for e in entries}),
-        "paper_entries": sum(e.kind == PAPER for e in entries),
-        "section_entries": sum(e.kind == SECTION for e in entries),
+        **{k: int(counts[k]) for k in ("entries", "papers", "paper_entries", "section_entries")},
         "vector_index": vectors.vector_index_type or "flat",
         "bytes": sizes,
         "build": build,

@@ -19,14 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-import pyarrow.parquet as pq
-
 from vectree.retrieval.embed import EmbedderInfo, EmbedderMismatchError
 
 from .bm25 import BM25Index
 from .entries import PAPER
 from .fusion import FUSIONS, fuse
-from .publish import INDEX_FORMAT, IndexNotBuiltError, IndexPaths, read_meta
+from .publish import INDEX_FORMAT, IndexNotBuiltError, IndexPaths, read_entries_table, read_meta
 from .vectors import VectorTable
 
 log = logging.getLogger(__name__)
@@ -119,7 +117,7 @@ class _Snapshot:
         if meta.get("format") != INDEX_FORMAT:
             raise IndexNotBuiltError(f"search index snapshot {snap_id} has format {meta.get('format')}, this code "
                                      f"reads {INDEX_FORMAT}; rebuild it (vectree ingest --force)")
-        papers = pq.read_table(path / "entries.parquet", columns=["doc_id", "kind", "title"]).to_pylist()
+        papers = read_entries_table(path, columns=["doc_id", "kind", "title"]).to_pylist()
         titles = {r["doc_id"]: r["title"] or "" for r in papers if r["kind"] == PAPER}
         return cls(snap_id, path, meta, BM25Index.open(path / "bm25"), VectorTable.open(path / "vectors"), titles)
 
