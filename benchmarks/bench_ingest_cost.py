@@ -19,7 +19,6 @@ unavoidable cost, a no-change refresh of 37 papers <= 5 s.
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import subprocess
 import sys
@@ -66,7 +65,7 @@ def unavoidable(pdfs: list[Path]) -> tuple[float, float, int, int]:
     return time.perf_counter() - wall, _cpu_self() - cpu, pages, len(sentences)
 
 
-def cli(args: list[str], env: dict) -> tuple[float, float]:
+def cli(args: list[str], env: dict | None) -> tuple[float, float]:
     wall, cpu = time.perf_counter(), _cpu_children()
     proc = subprocess.run([str(REPO / ".venv" / "bin" / "vectree"), *args], env=env, cwd=REPO,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -76,7 +75,7 @@ def cli(args: list[str], env: dict) -> tuple[float, float]:
 
 
 def main() -> None:
-    from vectree.retrieval.config import load_settings
+    from vectree.retrieval.config import load_settings, set_offline_model_env
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--pdfs", type=Path, default=load_settings().shared_data / "pdfs")
@@ -87,9 +86,8 @@ def main() -> None:
         pdfs = pdfs[: a.sample]
     if not pdfs:
         raise SystemExit(f"no PDFs under {a.pdfs}")
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PYTHONWARNINGS": "ignore",
-           "OPENAI_BASE_URL": ""}
-    os.environ.update({"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    set_offline_model_env()  # this process and the `vectree` children it times (they inherit it)
+    env = None
     u_wall, u_cpu, pages, n_sent = unavoidable(pdfs)
     with tempfile.TemporaryDirectory(prefix="bench-ingest-cost-") as tmp:
         store = str(Path(tmp) / "store")
