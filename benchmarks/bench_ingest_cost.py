@@ -92,7 +92,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-ingest-cost-") as tmp:
         store = str(Path(tmp) / "store")
         c_wall, c_cpu = cli(["ingest", *map(str, pdfs), "--store", store], env)
-        n_wall, n_cpu = cli(["ingest", "--store", store], env)
+        n_wall, n_cpu = cli(["ingest", *map(str, pdfs), "--store", store], env)  # the same command again
     print(f"\n{len(pdfs)} PDFs from {a.pdfs}, {pages} pages, {n_sent} sentences; "
           f"executor {load_settings().executor}, batch size {load_settings().batch_size}\n")
     print("| step | wall s | CPU s | wall / unavoidable | CPU / unavoidable |")

@@ -9,6 +9,7 @@ import logging
 
 import dagster as dg
 import pytest
+import numpy as np
 from click.testing import CliRunner
 
 from vectree.assets.sprout import PROGRESS_LOGGER
@@ -327,3 +328,31 @@ def test_list_switch_off_and_back_on(trained_store, monkeypatch):
     assert current_model_dir(store).name == model_id
     assert make_system("sprout", "sentences").unavailable() is None
     assert Toolbox(store, reranker="off").search_within_paper(doc_id, query, k=3).data["method"] == "sprout"
+
+
+def test_tree_building_reuses_the_passages_vectors_and_refuses_another_models(trained_store):
+    """Ingest runs MiniLM over a sentence once: the tree builder takes the vectors the passages
+    asset stored for the chunks that are passages, and its tree is the one it builds alone; vectors
+    from another model (here: random ones for the same texts) are detected and not used."""
+    from vectree.retrieval.passages import passage_vectors_by_text
+    from vectree.retrieval.sprout.papers import build_paper_tree, model_for
+
+    store, _ = trained_store
+    model = model_for(store)
+    doc_id = store.papers()[0]["doc_id"]
+    assert _latest(store, "sprout_tree", doc_id)["reused_vectors"] > 0  # what ingest did
+    known = passage_vectors_by_text(store, doc_id)
+    assert known and all(v.shape == (384,) for v in known.values())
+    alone, stats_alone = build_paper_tree(store, doc_id, model)
+    reused, stats = build_paper_tree(store, doc_id, model, known=known)
+    assert stats_alone["reused_vectors"] == 0 and 0 < stats["reused_vectors"] <= stats["chunks"]
+
+    def shape(rows):
+        return [(r["node_id"], r["parent"], r["children"], r["chunk_ids"]) for r in rows]
+
+    assert shape(reused) == shape(alone)
+    assert np.allclose([r["vector"] for r in reused], [r["vector"] for r in alone], atol=1e-4)
+    rng = np.random.default_rng(0)
+    other = {t: (v := rng.normal(size=384).astype(np.float32)) / np.linalg.norm(v) for t in known}
+    foreign, stats_foreign = build_paper_tree(store, doc_id, model, known=other)
+    assert stats_foreign["reused_vectors"] == 0 and shape(foreign) == shape(alone)

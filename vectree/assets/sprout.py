@@ -204,7 +204,7 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
     tags=PAPER,
     kinds={"lancedb"},
     partitions_def=papers_partitions,
-    deps=[paper_pages, sprout_model],
+    deps=[paper_pages, "paper_passages", sprout_model],  # after the passages: their vectors are reused
     backfill_policy=PAPER_BACKFILL,
     check_specs=[paper_check_spec("tree_complete", "sprout_tree", "a binary tree over every chunk: 2n - 1 nodes")],
     description="The paper's SproutRAG tree: a Lance table of nodes (node_id, parent, children, depth, chunk ids, "
@@ -251,7 +251,11 @@ def _one_sprout_tree(store, doc_id: str, model):
                  "path": dg.MetadataValue.path(str(path))},
                 paper_check("sprout_tree", "tree_complete", doc_id, passed=True,
                             metadata={"paper": doc_id, "status": "empty: paper not parsed"}))
-    rows, stats = build_paper_tree(store, doc_id, model)
+    from vectree.retrieval.passages import passage_vectors_by_text
+
+    # the passages asset ran MiniLM over most of these texts already (most chunks are one
+    # passage): reuse its vectors, so ingest embeds a sentence once, not twice
+    rows, stats = build_paper_tree(store, doc_id, model, known=passage_vectors_by_text(store, doc_id))
     write_tree_table(store, doc_id, rows, model.config.base_dim)
     n = stats["chunks"]
     complete = stats["nodes"] == (2 * n - 1 if n else 0)

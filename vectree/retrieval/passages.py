@@ -208,6 +208,22 @@ def write_passages(store: Store, doc_id: str, table: pa.Table) -> None:
     atomic_write_parquet(passages_path(store, doc_id), table)
 
 
+def passage_vectors_by_text(store: Store, doc_id: str) -> dict[str, np.ndarray]:
+    """``{passage text: its stored MiniLM vector}`` of one paper (empty when it has no passages).
+
+    The SproutRAG tree builder reuses these for its chunks whose text is a passage's (most are:
+    a one-sentence chunk is a one-sentence passage), so ingest runs MiniLM over a sentence once."""
+    path = passages_path(store, doc_id)
+    if not path.exists():
+        return {}
+    table = pq.read_table(path, columns=["text", "vector"])
+    if table.num_rows == 0:
+        return {}
+    vectors = np.asarray(table.column("vector").combine_chunks().flatten(), dtype=np.float32)
+    vectors = vectors.reshape(table.num_rows, -1)
+    return dict(zip(table.column("text").to_pylist(), vectors))
+
+
 @dataclass
 class PassageHit:
     passage_id: int

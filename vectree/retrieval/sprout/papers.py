@@ -21,7 +21,7 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pyarrow as pa
@@ -111,11 +111,37 @@ def write_tree_table(store, doc_id: str, rows: list[dict[str, Any]], dim: int) -
     return path
 
 
-def build_paper_tree(store, doc_id: str, model: SproutModel, *, embedder=None) -> tuple[list[dict], dict]:
-    """Chunk a paper's pages, embed, contextualise, build its tree: ``(rows, stats)``."""
-    import time
+def embed_chunks(texts: list[str], *, embedder=None,
+                 known: Mapping[str, np.ndarray] | None = None) -> tuple[np.ndarray, int]:
+    """MiniLM vectors of ``texts``, taking those in ``known`` as they are: ``(vectors, reused)``.
 
+    One text found in ``known`` is embedded again as a probe: when its fresh vector differs from
+    the known one (the passages were written by another embedding model), nothing is reused."""
     from .encoder import embed_texts
+
+    hits = [i for i, t in enumerate(texts) if known and t in known]
+    if not hits:
+        return embed_texts(texts, embedder=embedder), 0
+    todo = [i for i, t in enumerate(texts) if t not in known] + [hits[0]]
+    fresh = embed_texts([texts[i] for i in todo], embedder=embedder)
+    probe = np.asarray(known[texts[hits[0]]], dtype=np.float32)
+    if probe.shape != fresh[-1].shape or float(fresh[-1] @ probe) < 0.999:
+        return embed_texts(texts, embedder=embedder), 0
+    x = np.empty((len(texts), fresh.shape[1]), dtype=np.float32)
+    for i in hits:
+        x[i] = known[texts[i]]
+    x[todo] = fresh
+    return x, len(hits)
+
+
+def build_paper_tree(store, doc_id: str, model: SproutModel, *, embedder=None,
+                     known: Mapping[str, np.ndarray] | None = None) -> tuple[list[dict], dict]:
+    """Chunk a paper's pages, embed, contextualise, build its tree: ``(rows, stats)``.
+
+    ``known``: MiniLM vectors already computed for some texts (the paper's passages, see
+    :func:`vectree.retrieval.passages.passage_vectors_by_text`); chunks with those texts are not
+    embedded again."""
+    import time
 
     started = time.perf_counter()
     pages = store.read_page_texts(doc_id)
@@ -123,8 +149,9 @@ def build_paper_tree(store, doc_id: str, model: SproutModel, *, embedder=None) -
     stats: dict[str, Any] = {"pages": len(pages), "chunks": len(chunks)}
     if not chunks:
         return [], {**stats, "nodes": 0, "seconds": round(time.perf_counter() - started, 3)}
-    x = embed_texts([c.text for c in chunks], embedder=embedder)
+    x, reused = embed_chunks([c.text for c in chunks], embedder=embedder, known=known)
     t_embed = time.perf_counter() - started
+    stats["reused_vectors"] = reused
     doc = model.document_tree(x, [c.paragraph for c in chunks], [c.n_sentences for c in chunks])
     rows = tree_rows(doc_id, model.config.model_id, doc.tree, chunks)
     stats.update(nodes=doc.tree.n_nodes, depth=int(doc.tree.depth.max()), embed_seconds=round(t_embed, 3),
