@@ -108,6 +108,9 @@ CATALOG_SCHEMA = pa.schema(
         # filled when a snapshot is published: one entry per artefact (pages, tree, passages,
         # index, sprout_tree) saying whether it is there and how it was made or why it is not
         ("artefacts", pa.list_(ARTEFACT_TYPE)),
+        # 1-based pages whose text is instruction-like (``vectree.retrieval.injection``), flagged at
+        # ingest; a catalog written before this column existed reads as ``[]`` (see read_catalog)
+        ("instruction_pages", pa.list_(pa.int32())),
     ]
 )
 
@@ -582,7 +585,10 @@ class Store:
         """All catalog rows (empty when nothing has been ingested yet)."""
         if not self.catalog_path.exists():
             return []
-        return read_parquet(self.catalog_path).to_pylist()
+        rows = read_parquet(self.catalog_path).to_pylist()
+        for row in rows:  # columns added since an older store was written read as empty
+            row["instruction_pages"] = row.get("instruction_pages") or []
+        return rows
 
     def papers(self, status: str | None = "ok") -> list[dict[str, Any]]:
         """Catalog rows with the given status (``None`` for all)."""
