@@ -159,6 +159,9 @@ def refresh(
     asset publishes one store snapshot atomically, so an interrupted refresh leaves the previous
     catalog, trees and indexes serving together.  One refresh per store at a time: a second one
     raises :class:`~vectree.retrieval.store.StoreBusyError` ("another refresh is running, pid N").
+    The lock is taken in the name of the refresh id (``refresh:<id>``); the runs tagged with it
+    share it wherever they execute, and any other Dagster run fails at once while it is held
+    (``VectreeStore.yield_for_execution``).
     ``llm`` defaults to the environment's endpoint (``LLMResource.from_settings``).
 
     Papers run in batches: one ``paper_job`` run per contiguous range of at most
