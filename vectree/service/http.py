@@ -274,7 +274,9 @@ def service_router(store: Store, toolbox: Toolbox, settings: Settings) -> APIRou
         return {"papers": [paper_row(r) for r in store.view().read_catalog()]}
 
     @router.get("/papers/{doc_id}", response_model=PaperDetail, tags=["service"],
-                responses={404: {"model": ErrorBody, "description": "no such paper"}, **DOC_ID_ERRORS, **GUARD_ERRORS})
+                responses={404: {"model": ErrorBody, "description": "no such paper"},
+                           422: {"model": ErrorBody, "description": "malformed paper id"},
+                           **DOC_ID_ERRORS, **GUARD_ERRORS})
     def paper(doc_id: Annotated[str, Path(pattern=DOC_ID_RE.pattern)]) -> Any:
         """One paper of the served snapshot: its catalog row, per-artefact status and flags."""
         for r in store.view().read_catalog():
