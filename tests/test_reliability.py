@@ -268,7 +268,17 @@ def test_status_is_truthful_per_artefact_and_llm_failures_fall_back(fresh, fake_
             raise RuntimeError("simulated passages crash")
         return real(pages, nodes, embedder)
 
+    real_batch = passages_asset.build_passages_batch
+
+    def batch_crash_for_dune(papers, embedder):
+        # a batch that holds the broken paper fails as a whole; the asset then embeds paper by
+        # paper, so that only dune fails
+        if any(pages and "Sand Dune" in pages[0]["text"] for pages, _ in papers):
+            raise RuntimeError("simulated passages crash")
+        return real_batch(papers, embedder)
+
     monkeypatch.setattr(passages_asset, "build_passages", crash_for_dune)
+    monkeypatch.setattr(passages_asset, "build_passages_batch", batch_crash_for_dune)
     _, report, _ = run_ingest([str(corpus)], str(store.root), quiet=True)
     rows = {r["doc_id"].split("-")[0]: r for r in store.view().read_catalog()}
 

@@ -1,5 +1,7 @@
 """Partitions and tags shared by the asset modules."""
 
+import warnings
+
 import dagster as dg
 
 # One partition per paper; keys are store doc ids (``<slug>-<sha256[:10]>``).
@@ -85,4 +87,7 @@ def batch_result(per_paper: dict[str, dict], failed: dict[str, str] | None = Non
 
 
 # a backfill from the UI runs the per-paper assets as the CLI does: ranges of papers per run
+# backfill policies are "beta" in this Dagster release; the notice would print on every CLI run
+# (stderr of `vectree ingest`), where it tells the user nothing they can act on
+warnings.filterwarnings("ignore", category=dg.BetaWarning, message=r".*backfill_policy.*")
 PAPER_BACKFILL = dg.BackfillPolicy.multi_run(max_partitions_per_run=256)
