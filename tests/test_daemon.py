@@ -261,8 +261,10 @@ def watched(tmp_path):
 def _tick(instance, resource, cursor=None) -> dg.SensorResult:
     """One evaluation of the corpus sensor, its partition requests applied as the daemon does."""
     sensor = defs.resolve_sensor_def("corpus_sensor")
-    result = sensor(dg.build_sensor_context(instance=instance, resources={"vectree": resource}, cursor=cursor,
-                                            definitions=defs))
+    # (a context manager: the store resource is one, it holds the writer lock during a run)
+    with dg.build_sensor_context(instance=instance, resources={"vectree": resource}, cursor=cursor,
+                                 definitions=defs) as context:
+        result = sensor(context)
     for request in result.dynamic_partitions_requests or []:
         if isinstance(request, dg.AddDynamicPartitionsRequest):
             instance.add_dynamic_partitions(request.partitions_def_name, list(request.partition_keys))

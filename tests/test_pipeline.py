@@ -41,6 +41,13 @@ def test_definitions_load_with_the_asset_graph():
     assert defs.resolve_job_def("paper_job").partitions_def == papers_partitions
 
 
+def _evaluate(sensor, **context):
+    """One sensor evaluation.  The store resource is a context manager (it holds the writer lock
+    during a run: VectreeStore.yield_for_execution), so the context is opened as one."""
+    with dg.build_sensor_context(**context) as ctx:
+        return sensor(ctx)
+
+
 @pytest.fixture()
 def two_paper_store(tmp_path):
     corpus = tmp_path / "corpus"
@@ -62,14 +69,12 @@ def test_materialised_partitions_then_sensor_removes_a_deleted_pdf(two_paper_sto
     soil = next(d for d in doc_ids if d.startswith("soil-"))
 
     sensor = defs.resolve_sensor_def("corpus_sensor")
-    ctx = dg.build_sensor_context(instance=instance, resources={"vectree": resource}, definitions=defs)
-    first = sensor(ctx)
+    first = _evaluate(sensor, instance=instance, resources={"vectree": resource}, definitions=defs)
     assert not first.run_requests or all(r.job_name == "corpus_job" for r in first.run_requests)
 
     (corpus / "soil.pdf").unlink()
-    ctx = dg.build_sensor_context(instance=instance, resources={"vectree": resource}, cursor=first.cursor,
-                                  definitions=defs)
-    result = sensor(ctx)
+    result = _evaluate(sensor, instance=instance, resources={"vectree": resource}, cursor=first.cursor,
+                       definitions=defs)
     deletes = [r for r in result.dynamic_partitions_requests if isinstance(r, dg.DeleteDynamicPartitionsRequest)]
     assert [list(r.partition_keys) for r in deletes] == [[soil]]
     assert [r.job_name for r in result.run_requests] == ["corpus_job"]
@@ -88,12 +93,11 @@ def test_sensor_requests_runs_for_added_and_changed_pdfs(two_paper_store):
     corpus, store, resource = two_paper_store
     instance = instance_for(store)
     sensor = defs.resolve_sensor_def("corpus_sensor")
-    cursor = sensor(dg.build_sensor_context(instance=instance, resources={"vectree": resource}, definitions=defs)).cursor
+    cursor = _evaluate(sensor, instance=instance, resources={"vectree": resource}, definitions=defs).cursor
     pdfmaker.write_paper(corpus / "ice.pdf", "River Ice Break-up Forecasting", pdfmaker.GOOD_SECTIONS)
     # a changed file has new bytes, so a new id; the old id leaves
     pdfmaker.write_paper(corpus / "glacier.pdf", "Glacier Melt Dynamics, Revised", pdfmaker.GOOD_SECTIONS)
-    result = sensor(dg.build_sensor_context(instance=instance, resources={"vectree": resource}, cursor=cursor,
-                                            definitions=defs))
+    result = _evaluate(sensor, instance=instance, resources={"vectree": resource}, cursor=cursor, definitions=defs)
     adds = [k for r in result.dynamic_partitions_requests if isinstance(r, dg.AddDynamicPartitionsRequest)
             for k in r.partition_keys]
     deletes = [k for r in result.dynamic_partitions_requests if isinstance(r, dg.DeleteDynamicPartitionsRequest)
@@ -111,9 +115,12 @@ def test_schedule_adds_partitions_and_requests_runs(two_paper_store):
     instance = instance_for(store)
     pdfmaker.write_paper(corpus / "ice.pdf", "River Ice Break-up Forecasting", pdfmaker.GOOD_SECTIONS)
     schedule = defs.resolve_schedule_def("daily_refresh")
-    ctx = dg.build_schedule_context(instance=instance, resources={"vectree": resource}, repository_def=defs.get_repository_def(),
-                                    scheduled_execution_time=datetime.datetime(2026, 12, 2, 3, 0, tzinfo=datetime.timezone.utc))
-    requests = list(schedule.evaluate_tick(ctx).run_requests)
+    # (a context manager: the store resource is one, it holds the writer lock during a run)
+    with dg.build_schedule_context(instance=instance, resources={"vectree": resource},
+                                   repository_def=defs.get_repository_def(),
+                                   scheduled_execution_time=datetime.datetime(2026, 12, 2, 3, 0,
+                                                                              tzinfo=datetime.timezone.utc)) as ctx:
+        requests = list(schedule.evaluate_tick(ctx).run_requests)
     new = [r.partition_key for r in requests if r.partition_key]
     assert len(new) == 1 and new[0].startswith("ice-")
     assert all(r.tags["vectree/trigger"] == "schedule" for r in requests)

@@ -374,7 +374,7 @@ def test_every_protected_route_answers_401_without_the_token(guarded, paper):
             assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer", (method, path, r.text)
             assert c.request(method.upper(), url, headers={"Authorization": "Bearer wrong"}, **kw).status_code == 401
             assert c.request(method.upper(), url, headers=AUTH, **kw).status_code == 200, (method, path)
-    assert protected == 13  # /papers, /ask, the seven tools and the web app's four JSON endpoints
+    assert protected == 14  # /papers, /papers/{doc_id}, /ask, the seven tools and the web app's four JSON endpoints
     # malformed bodies are not parsed for a caller without the token: 401, not 422
     for path in ("/ask", "/answers/check"):
         broken = {"content": b'{"question": ', "headers": {"content-type": "application/json"}}

@@ -99,7 +99,8 @@ def ingest(paths: tuple[str, ...], store_root: str | None, force: bool) -> None:
 @main.command()
 @_store_option
 def status(store_root: str | None) -> None:
-    """Every paper in the store with its status, and the reason for each one that failed."""
+    """Every paper in the store with its status, the reason for each one that failed, and the pages
+    flagged at ingest as instruction-like text (a possible prompt injection)."""
     from vectree.retrieval.store import Store  # why local: pyarrow (~0.2 s), not needed by --help
 
     print_status(Store(cli_settings(store_root).store_root))

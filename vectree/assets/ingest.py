@@ -63,7 +63,9 @@ def paper_pages(context: dg.AssetExecutionContext, vectree: VectreeStore):
             continue
         per_paper[doc_id] = metadata
         yield check
-    yield from finish_batch(context, per_paper, failed)
+    # the papers whose pages carry instruction-like text, by page (also in a batch's summary)
+    flagged = {doc: m["instruction_pages"].value for doc, m in per_paper.items() if m["instruction_pages"].value}
+    yield from finish_batch(context, per_paper, failed, instruction_like=dg.MetadataValue.json(flagged))
 
 
 def _one_paper_pages(context, store, manifest, doc_id: str, max_pages: int):
@@ -75,6 +77,10 @@ def _one_paper_pages(context, store, manifest, doc_id: str, max_pages: int):
     ok = record["status"] == "ok"
     if not ok:
         context.log.warning(f"{doc_id}: {record['status']}: {record['error']}")
+    flagged = record["instruction_pages"]
+    if flagged:
+        context.log.warning(f"{doc_id}: instruction-like text (possible prompt injection) on "
+                            f"p. {', '.join(map(str, flagged))}")
     metadata = {
         "status": record["status"],
         "error": record["error"] or "",
@@ -83,6 +89,8 @@ def _one_paper_pages(context, store, manifest, doc_id: str, max_pages: int):
         "characters": record["n_chars"],
         "source": dg.MetadataValue.path(record["source_path"]),
         "seconds": round(time.perf_counter() - started, 3),
+        # 1-based pages with instruction-like text ("ignore previous instructions ..."); [] when none
+        "instruction_pages": dg.MetadataValue.json(flagged),
     }
     check = paper_check(
         "paper_pages", "has_text_layer", doc_id, passed=ok,
@@ -121,6 +129,9 @@ def paper_catalog(context: dg.AssetExecutionContext, vectree: VectreeStore) -> d
             "pages": sum(r["n_pages"] or 0 for r in rows if r["status"] == "ok"),
             "removed": dg.MetadataValue.json(summary["removed"]),
             "problems": table,
+            # papers with instruction-like text, by page (flagged at ingest, see paper_pages)
+            "instruction_like": dg.MetadataValue.json({r["doc_id"]: r["instruction_pages"] for r in rows
+                                                       if r["instruction_pages"]}),
             "path": dg.MetadataValue.path(str(store.catalog_path)),
         },
         check_results=[

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import dagster as dg
@@ -9,7 +10,19 @@ import dagster as dg
 from vectree.retrieval.config import Settings, load_settings
 from vectree.retrieval.corpus import scan
 from vectree.retrieval.sources import add_sources, read_sources, sources_path
-from vectree.retrieval.store import Store
+from vectree.retrieval.store import Store, StoreBusyError
+
+# the run tag that one refresh's runs share (scan, paper batches, corpus); vectree.pipelines.jobs
+# sets it, and the refresh takes the store's writer lock as ``refresh:<id>`` (pipelines/refresh.py)
+REFRESH_TAG = "vectree/refresh"
+# Dagster's tag on a re-executed run: it copies the tags of the run it repeats, refresh id included,
+# but it is not part of that refresh
+PARENT_RUN_TAG = "dagster/parent_run_id"
+
+
+def refresh_holder(refresh_id: str) -> str:
+    """The writer lock's holder name for a refresh, shared by all of that refresh's runs."""
+    return f"refresh:{refresh_id}"
 
 
 class VectreeStore(dg.ConfigurableResource):
@@ -35,6 +48,39 @@ class VectreeStore(dg.ConfigurableResource):
     @property
     def store(self) -> Store:
         return Store(self.store_root)
+
+    @contextmanager
+    def yield_for_execution(self, context: dg.InitResourceContext):
+        """Every run that writes the store holds its writer lock: a run launched from the Dagster
+        UI, a sensor or a schedule as much as the CLI's, so two writers never meet.
+
+        * a run of a ``vectree ingest`` refresh (its ``vectree/refresh`` tag names the lock's live
+          holder) goes on under its refresh's lock, wherever it runs: in the refresh's process,
+          a batch process it spawned, a multiprocess step process or a Celery worker;
+        * any other run takes the lock as ``run:<run id>`` for as long as this resource is up: the
+          whole run with the in-process executor, one step with the multiprocess one (the steps
+          of one run then take turns); when someone else holds it the run fails at once, before
+          any asset ran, with one line: "another refresh is running, pid N".
+
+        Outside a run (a sensor or schedule evaluation) nothing is locked here: the corpus
+        sensor takes the lock itself around its scan (``vectree.pipelines.automation``)."""
+        run = getattr(context, "run", None)
+        if run is None:
+            yield self
+            return
+        store = self.store
+        refresh_id = run.tags.get(REFRESH_TAG)
+        if refresh_id and PARENT_RUN_TAG not in run.tags and store.writer_holder() == refresh_holder(refresh_id):
+            yield self
+            return
+        mine = f"run:{run.run_id}"
+        with ExitStack() as stack:
+            try:
+                stack.enter_context(store.writer_lock(holder=mine, turns_with=mine))
+            except StoreBusyError as exc:
+                context.log.error(f"{exc}: this run wrote nothing; launch it again when that refresh has finished")
+                raise
+            yield self
 
     @property
     def sources_path(self) -> Path:

@@ -13,6 +13,7 @@ from rich.table import Table
 
 from vectree.commands import cli_settings
 from vectree.retrieval.config import quiet_model_libraries
+from vectree.retrieval.injection import flag_pages
 
 console = Console(stderr=False)
 err = Console(stderr=True)
@@ -84,6 +85,8 @@ def print_status(store, report=None) -> None:
     for r in rows:
         style = {"ok": "green", "no_text": "yellow", "pending": "cyan", "degraded": "yellow"}.get(r["status"], "red")
         detail = r["title"] if r["status"] == "ok" else f"{r['error']}"
+        if r["instruction_pages"]:  # flagged at ingest: a possible prompt injection (see retrieval/injection.py)
+            detail += f"  [yellow]⚠ {flag_pages(r['instruction_pages'])}[/]"
         if len(r["source_paths"] or []) > 1:
             detail += f"  [dim](same file as {', '.join(Path(p).name for p in r['source_paths'][1:])})[/]"
         table.add_row(r["doc_id"], f"[{style}]{r['status']}[/]", str(r["n_pages"] or 0), detail)

@@ -15,6 +15,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from vectree.retrieval.config import load_settings
+from vectree.retrieval.injection import flag_pages
 
 from ._ids import resolve_paper
 
@@ -40,7 +41,8 @@ def _list_papers(store_root) -> None:
     for col in ("doc_id", "pages", "title"):
         table.add_column(col)
     for r in rows:
-        table.add_row(r["doc_id"], str(r["n_pages"]), escape(r["title"] or ""))
+        flag = f"  [yellow]⚠ {flag_pages(r['instruction_pages'])}[/]" if r["instruction_pages"] else ""
+        table.add_row(r["doc_id"], str(r["n_pages"]), escape(r["title"] or "") + flag)
     console.print(table)
 
 

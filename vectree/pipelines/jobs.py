@@ -12,12 +12,12 @@ from __future__ import annotations
 import dagster as dg
 
 from vectree.assets.partitions import SCOPE_TAG, papers_partitions
+from vectree.assets.resources import REFRESH_TAG  # one id shared by the scan, paper and corpus runs of one refresh
 
 # run tags: who started the run, what for, and over which source folders
 TRIGGER_TAG = "vectree/trigger"  # cli | sensor | schedule (the UI adds its own for manual launches)
 COMMAND_TAG = "vectree/command"  # the CLI command behind a cli run: ingest, sources remove, ...
 SOURCES_TAG = "vectree/sources"  # the corpus folders the run read, ", "-joined
-REFRESH_TAG = "vectree/refresh"  # one id shared by the scan, paper and corpus runs of one refresh
 TRIGGERS = ("cli", "sensor", "schedule")
 
 

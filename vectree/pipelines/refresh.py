@@ -20,7 +20,7 @@ from typing import Callable, Iterable
 import dagster as dg
 
 from vectree.assets.partitions import FAILED_KEY, MODEL, SCOPE_TAG, papers_partitions
-from vectree.assets.resources import VectreeStore
+from vectree.assets.resources import VectreeStore, refresh_holder
 from vectree.retrieval.config import Settings, load_settings, set_dagster_env
 from vectree.retrieval.store import Store
 
@@ -159,6 +159,9 @@ def refresh(
     asset publishes one store snapshot atomically, so an interrupted refresh leaves the previous
     catalog, trees and indexes serving together.  One refresh per store at a time: a second one
     raises :class:`~vectree.retrieval.store.StoreBusyError` ("another refresh is running, pid N").
+    The lock is taken in the name of the refresh id (``refresh:<id>``); the runs tagged with it
+    share it wherever they execute, and any other Dagster run fails at once while it is held
+    (``VectreeStore.yield_for_execution``).
     ``llm`` defaults to the environment's endpoint (``LLMResource.from_settings``).
 
     Papers run in batches: one ``paper_job`` run per contiguous range of at most
@@ -172,7 +175,11 @@ def refresh(
     set_dagster_env()
     store = resource.store
     settings = settings or load_settings(resource.store_root)
-    with store.writer_lock(), _stop_on_signals() as stop:
+    # the refresh id first: the lock is taken in its name, and this refresh's runs (tagged with
+    # it) go on under the lock wherever they run (VectreeStore.yield_for_execution)
+    tags = {**(tags or run_tags("cli", sources=resource.sources())),
+            REFRESH_TAG: (tags or {}).get(REFRESH_TAG) or uuid.uuid4().hex[:12]}
+    with store.writer_lock(holder=refresh_holder(tags[REFRESH_TAG])), _stop_on_signals() as stop:
         return _refresh_locked(defs, resource, store, llm=llm, instance=instance, force=force, on_paper=on_paper,
                                stop=stop, tags=tags, settings=settings)
 
@@ -342,8 +349,6 @@ def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, st
     instance = instance or instance_for(store)
     record_pulled_papers(instance, store, per_paper_asset_keys(defs))  # a store on object storage: see pulled.py
     bound = bind_jobs(defs, resource, llm or LLMResource.from_settings(settings))
-    tags = {**(tags or run_tags("cli", sources=resource.sources())),
-            REFRESH_TAG: (tags or {}).get(REFRESH_TAG) or uuid.uuid4().hex[:12]}
     scan_key = dg.AssetKey("corpus_manifest")
     before, after = corpus_asset_keys(defs)
     # the scan always runs; other upstream assets (a trained model) only when they never ran

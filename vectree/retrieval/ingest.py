@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .corpus import SourceFile
+from .injection import page_instruction_like
 from .pdf import PARSER_VERSION, parse_pdf
 from .store import Store, atomic_copy
 
@@ -28,9 +29,17 @@ def ingest_paper(store: Store, files: list[SourceFile], *, max_pages: int = 1500
     previous successful parse are left in place until this one has been written.
     """
     primary = files[0]
+    instruction_pages: list[int] = []
     # pages stream into the Parquet file as they are extracted: memory stays flat with length
     with store.pages_writer(primary.doc_id) as write_page:
-        parsed = parse_pdf(primary.path, max_pages=max_pages, on_page=write_page)
+        def on_page(row: dict[str, Any]) -> None:
+            # one regex pass over text already extracted: pages that address an AI model
+            # ("ignore previous instructions ...") are flagged here, for status, the API and Dagster
+            if page_instruction_like(row["text"]):
+                instruction_pages.append(row["page_no"])
+            write_page(row)
+
+        parsed = parse_pdf(primary.path, max_pages=max_pages, on_page=on_page)
     record: dict[str, Any] = {
         "doc_id": primary.doc_id,
         "slug": primary.doc_id.rsplit("-", 1)[0],
@@ -47,6 +56,7 @@ def ingest_paper(store: Store, files: list[SourceFile], *, max_pages: int = 1500
         "metadata": parsed.metadata,
         "outline": parsed.outline,
         "warnings": parsed.warnings,
+        "instruction_pages": instruction_pages,  # 1-based pages with instruction-like text
         "parser_version": PARSER_VERSION,
         "parse_seconds": round(parsed.seconds, 4),
         "parsed_at": _now(),
@@ -60,7 +70,7 @@ def ingest_paper(store: Store, files: list[SourceFile], *, max_pages: int = 1500
 
 CATALOG_FIELDS = (
     "doc_id", "slug", "title", "authors", "abstract", "n_pages", "n_chars", "sha256",
-    "source_path", "source_paths", "status", "error", "parsed_at",
+    "source_path", "source_paths", "status", "error", "parsed_at", "instruction_pages",
 )
 
 

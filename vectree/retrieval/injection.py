@@ -33,7 +33,22 @@ def instruction_like(text: str) -> bool:
     return bool(INSTRUCTION_LIKE.search(text or ""))
 
 
+def _flatten(text: str) -> str:
+    return re.sub(r"[ \t]*\n[ \t]*(?!\n)", " ", text or "")  # line breaks inside a sentence
+
+
+def page_instruction_like(text: str) -> bool:
+    """Whether a page's text holds an instruction-like sentence, also one that a line break splits
+    (ingestion flags such pages: ``instruction_pages`` in the paper's record and catalog row)."""
+    return instruction_like(_flatten(text))
+
+
 def instruction_sentences(text: str) -> list[str]:
     """The sentences of ``text`` that are instruction-like (a whole page, for example)."""
-    flat = re.sub(r"[ \t]*\n[ \t]*(?!\n)", " ", text or "")  # line breaks inside a sentence
+    flat = _flatten(text)
     return [s.strip() for s in _SENTENCE_END.split(flat) if s.strip() and instruction_like(s)]
+
+
+def flag_pages(pages: list[int] | None) -> str:
+    """The short flag shown for a paper with instruction-like pages ("" when none)."""
+    return f"instruction-like text on p. {', '.join(map(str, pages))}" if pages else ""

@@ -60,6 +60,10 @@ STORE_LAYOUT_VERSION = 2
 LAYOUT_FILE = "layout.json"
 # store snapshots kept after a publish: the new one and the ones requests may still be pinned to
 KEEP_SNAPSHOTS = 3
+# the writer lock: how often a step waiting for its own run's other step looks again, and how long
+# a lock whose holder is not written yet (taken a moment ago) is looked at again before it counts
+_LOCK_POLL_S = 0.2
+_LOCK_UNKNOWN_S = 2.0
 SNAPSHOT_ID_RE = re.compile(r"^[0-9]{8}T[0-9]{12}Z-[0-9a-f]{6}$")
 
 DOC_ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]{0,95}$")
@@ -108,6 +112,9 @@ CATALOG_SCHEMA = pa.schema(
         # filled when a snapshot is published: one entry per artefact (pages, tree, passages,
         # index, sprout_tree) saying whether it is there and how it was made or why it is not
         ("artefacts", pa.list_(ARTEFACT_TYPE)),
+        # 1-based pages whose text is instruction-like (``vectree.retrieval.injection``), flagged at
+        # ingest; a catalog written before this column existed reads as ``[]`` (see read_catalog)
+        ("instruction_pages", pa.list_(pa.int32())),
     ]
 )
 
@@ -582,7 +589,10 @@ class Store:
         """All catalog rows (empty when nothing has been ingested yet)."""
         if not self.catalog_path.exists():
             return []
-        return read_parquet(self.catalog_path).to_pylist()
+        rows = read_parquet(self.catalog_path).to_pylist()
+        for row in rows:  # columns added since an older store was written read as empty
+            row["instruction_pages"] = row.get("instruction_pages") or []
+        return rows
 
     def papers(self, status: str | None = "ok") -> list[dict[str, Any]]:
         """Catalog rows with the given status (``None`` for all)."""
@@ -625,24 +635,44 @@ class Store:
 
     # ---- one writer at a time ------------------------------------------------------------
     @contextmanager
-    def writer_lock(self, *, wait: bool = False) -> Iterator[None]:
+    def writer_lock(self, *, wait: bool = False, holder: str | None = None,
+                    turns_with: str | None = None) -> Iterator[None]:
         """Hold the store's writer lock (``.lock``, an ``fcntl`` lock the kernel drops when the
         process dies, so a killed refresh never leaves it stuck).  Without ``wait`` a second
-        writer gets :class:`StoreBusyError` naming the holder's pid."""
+        writer gets :class:`StoreBusyError` naming the holder's pid.
+
+        ``holder`` names who holds it (a refresh id, a Dagster run id), written beside the pid so
+        that the runs of one refresh can tell that their refresh holds it (:meth:`writer_holder`).
+        ``turns_with``: while the lock is held by that holder (another step process of the same
+        Dagster run), wait for it to be released instead of failing; anyone else still fails."""
         self.root.mkdir(parents=True, exist_ok=True)
         fh = open(self.lock_path, "a+")
         try:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
+            unknown_since = None
+            while True:
+                try:
+                    fcntl.flock(fh, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+                    break
+                except OSError as exc:
+                    if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                        raise
                 fh.seek(0)
-                pid = fh.read().strip() or "unknown"
-                raise StoreBusyError(f"another refresh is running, pid {pid}") from None
+                parts = fh.read().split()
+                if turns_with is not None:
+                    now = time.monotonic()
+                    if parts[1:2] == [turns_with]:  # our own run's other step: its turn first
+                        unknown_since = None
+                        time.sleep(_LOCK_POLL_S)
+                        continue
+                    if not parts:  # taken a moment ago, holder not written yet: look again
+                        unknown_since = unknown_since or now
+                        if now - unknown_since < _LOCK_UNKNOWN_S:
+                            time.sleep(_LOCK_POLL_S / 10)
+                            continue
+                raise StoreBusyError(f"another refresh is running, pid {parts[0] if parts else 'unknown'}") from None
             fh.seek(0)
             fh.truncate()
-            fh.write(str(os.getpid()))
+            fh.write(f"{os.getpid()} {holder}" if holder else str(os.getpid()))
             fh.flush()
             try:
                 yield
@@ -653,6 +683,27 @@ class Store:
                 fcntl.flock(fh, fcntl.LOCK_UN)
         finally:
             fh.close()
+
+    def writer_holder(self) -> str | None:
+        """The ``holder`` the writer lock is held with right now: ``None`` when it is free or was
+        taken without one.  Only the lock's own state counts (a probe that fails because the
+        lock is held); the file's text alone could be left by a killed process."""
+        try:
+            fh = open(self.lock_path)
+        except FileNotFoundError:
+            return None
+        with fh:
+            parts = fh.read().split()
+            if len(parts) < 2:
+                return None
+            try:
+                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+                return parts[1]  # held: by the holder its text names
+            fcntl.flock(fh, fcntl.LOCK_UN)  # free: the text is a leftover
+            return None
 
     # ---- published snapshots ---------------------------------------------------------------
     def current_snapshot_id(self) -> str | None:
@@ -1227,10 +1278,11 @@ class ObjectStore(Store):
 
     # ---- the writer's working copy ------------------------------------------------------------
     @contextmanager
-    def writer_lock(self, *, wait: bool = False) -> Iterator[None]:
+    def writer_lock(self, *, wait: bool = False, holder: str | None = None,
+                    turns_with: str | None = None) -> Iterator[None]:
         """The local writer lock, then :meth:`sync_working_copy` under it.  It excludes writers on
         this machine only: one machine at a time should write a store on object storage."""
-        with super().writer_lock(wait=wait):
+        with super().writer_lock(wait=wait, holder=holder, turns_with=turns_with):
             self._sync_locked()
             yield
 

@@ -42,6 +42,7 @@ from vectree.agent.toolimpl import Toolbox
 from vectree.agent.toolspec import (TOOLS, BadArgument, NotFound, ToolError, ToolSpec, Unavailable, excerpt,
                                     scrub_paths)
 from vectree.retrieval.config import Settings, load_settings
+from vectree.retrieval.injection import flag_pages
 from vectree.retrieval.store import DOC_ID_RE, Store
 from vectree.retrieval.threads import limit_blas_threads
 from vectree.service.ids import ResolveDocIds, doc_id_error_body
@@ -107,6 +108,23 @@ class PaperRow(BaseModel):
     pages: int | None
     status: str | None
     error: str | None
+    # 1-based pages whose text is instruction-like ("ignore previous instructions ..."), flagged at
+    # ingest: a possible prompt injection; such text never counts as an answer's evidence
+    instruction_pages: list[int] = Field(default_factory=list)
+    flag: str | None = Field(default=None, description='e.g. "instruction-like text on p. 2"; null when none')
+
+
+class PaperArtefact(BaseModel):
+    artefact: str
+    ok: bool
+    detail: str | None
+
+
+class PaperDetail(PaperRow):
+    authors: list[str]
+    abstract: str | None
+    parsed_at: str | None
+    artefacts: list[PaperArtefact]
 
 
 class Papers(BaseModel):
@@ -246,11 +264,28 @@ def service_router(store: Store, toolbox: Toolbox, settings: Settings) -> APIRou
         return {"status": "ok", "snapshot": current_snapshot_id(index_root(store)) or store.view().index_snapshot_id,
                 "papers": sum(1 for r in catalog if r["status"] == "ok"), "papers_total": len(catalog)}
 
+    def paper_row(r: dict[str, Any]) -> dict[str, Any]:
+        return {"doc_id": r["doc_id"], "title": r["title"], "pages": r["n_pages"], "status": r["status"],
+                "error": scrub_paths(r["error"]) if r["error"] else r["error"],
+                "instruction_pages": r["instruction_pages"], "flag": flag_pages(r["instruction_pages"]) or None}
+
     @router.get("/papers", response_model=Papers, responses=GUARD_ERRORS, tags=["service"])
     def papers() -> dict[str, Any]:
-        return {"papers": [{"doc_id": r["doc_id"], "title": r["title"], "pages": r["n_pages"], "status": r["status"],
-                            "error": scrub_paths(r["error"]) if r["error"] else r["error"]}
-                           for r in store.view().read_catalog()]}
+        return {"papers": [paper_row(r) for r in store.view().read_catalog()]}
+
+    @router.get("/papers/{doc_id}", response_model=PaperDetail, tags=["service"],
+                responses={404: {"model": ErrorBody, "description": "no such paper"},
+                           422: {"model": ErrorBody, "description": "malformed paper id"},
+                           **DOC_ID_ERRORS, **GUARD_ERRORS})
+    def paper(doc_id: Annotated[str, Path(pattern=DOC_ID_RE.pattern)]) -> Any:
+        """One paper of the served snapshot: its catalog row, per-artefact status and flags."""
+        for r in store.view().read_catalog():
+            if r["doc_id"] == doc_id:
+                return {**paper_row(r), "authors": r["authors"] or [], "abstract": r["abstract"],
+                        "parsed_at": r["parsed_at"],
+                        "artefacts": [{**a, "detail": scrub_paths(a["detail"]) if a["detail"] else a["detail"]}
+                                      for a in r["artefacts"] or []]}
+        return _error(404, f"no paper {doc_id}", "not_found")
 
     @router.post("/ask", responses={**TOOL_ERRORS, **DOC_ID_ERRORS, **GUARD_ERRORS, **BODY_ERRORS,
                                     502: {"model": ErrorBody, "description": "the LLM endpoint failed"}},

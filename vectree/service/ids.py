@@ -18,7 +18,7 @@ from typing import Any
 from vectree.retrieval.ids import AmbiguousDocId, DocIdError, resolve_doc_id
 from vectree.retrieval.store import DOC_ID_RE
 
-_PAPER_PATH = re.compile(r"^/papers/([^/]+)(/.*)$")
+_PAPER_PATH = re.compile(r"^/papers/([^/]+)(/.*)?$")
 
 
 def doc_id_error_body(exc: DocIdError) -> tuple[int, dict[str, Any]]:
@@ -56,6 +56,6 @@ class ResolveDocIds:
                 await send({"type": "http.response.body", "body": data})
                 return
             if doc_id != match.group(1):
-                path = f"/papers/{doc_id}{match.group(2)}"
+                path = f"/papers/{doc_id}{match.group(2) or ''}"
                 scope = {**scope, "path": path, "raw_path": path.encode()}
         await self.app(scope, receive, send)
