@@ -300,3 +300,21 @@ def test_vector_index_is_built_once_the_table_is_large_enough(tmp_path):
         assert table.search(vecs[i], 5)[0].entry_id == entries[i].entry_id
     table.replace([], None, delete_doc_ids=["d0"])
     assert table.count_doc("d0") == 0 and table.num_entries == n - 7
+
+
+def test_an_update_with_nothing_to_embed_never_loads_the_model(store):
+    """A no-change refresh must not spend seconds loading MiniLM: the default embedder reads its
+    name and dimension from the model's folder and loads the weights only to encode."""
+    import subprocess
+    import sys
+
+    from vectree.retrieval.embed import LazyEmbedder
+
+    assert LazyEmbedder().info == get_embedder().info  # the folder says what the model says
+    build_index(store, embedder=get_embedder())
+    probe = ("import sys\nfrom vectree.retrieval.store import Store\nfrom vectree.retrieval.search import update_index\n"
+             f"r = update_index(Store({str(store.root)!r}))\n"
+             "print(r.mode, 'torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["unchanged", "False", "False"]

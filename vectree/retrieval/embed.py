@@ -95,6 +95,55 @@ class Embedder:
         return self.encode_queries([text])[0]
 
 
+def peek_info(model: str | None = None) -> EmbedderInfo | None:
+    """The model's name and dimension read from its sentence-transformers folder, without loading
+    torch or the weights; ``None`` when the folder does not say it plainly (a Dense layer, a
+    hub name), and the model must be loaded to know."""
+    import json
+    from pathlib import Path
+
+    name = model or load_settings().embed_model or DEFAULT_MODEL_NAME
+    folder = Path(default_model_path() if name == DEFAULT_MODEL_NAME else name)
+    try:
+        modules = json.loads((folder / "modules.json").read_text())
+        types = [m.get("type", "") for m in modules]
+        if any(not t.endswith(("Transformer", "Pooling", "Normalize")) for t in types):
+            return None  # a Dense (or other) layer may change the dimension
+        pooling = next(m["path"] for m in modules if m.get("type", "").endswith("Pooling"))
+        dim = json.loads((folder / pooling / "config.json").read_text())["word_embedding_dimension"]
+        return EmbedderInfo(name, int(dim))
+    except (OSError, ValueError, KeyError, StopIteration):
+        return None
+
+
+class LazyEmbedder:
+    """Stands in for :func:`get_embedder` where the model may not be needed at all (an index
+    update with nothing to embed): ``info`` is read from the model's folder when it can be, and
+    the model is loaded (seconds) only when something is encoded."""
+
+    def __init__(self, model: str | None = None):
+        self._model = model
+        self._info = peek_info(model)
+
+    def _real(self) -> "Embedder":
+        return get_embedder(self._model)
+
+    @property
+    def info(self) -> EmbedderInfo:
+        return self._info or self._real().info
+
+    @property
+    def name(self) -> str:
+        return self.info.name
+
+    @property
+    def dim(self) -> int:
+        return self.info.dim
+
+    def __getattr__(self, attr):  # encode_documents, encode_queries, ...: the real model
+        return getattr(self._real(), attr)
+
+
 @lru_cache(maxsize=4)
 def get_embedder(model: str | None = None) -> Embedder:
     """A process-wide shared embedder (loading MiniLM takes about a second; do it once)."""

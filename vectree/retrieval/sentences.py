@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import threading
+from functools import lru_cache
 
 Span = tuple[int, int]
 
@@ -31,6 +32,13 @@ def _segmenter():
 
         seg = _local.segmenter = pysbd.Segmenter(language="en", clean=False, char_span=True)
     return seg
+
+
+@lru_cache(maxsize=16384)
+def _segment(para: str) -> tuple[Span, ...]:
+    """pysbd's spans of one paragraph, remembered: ingest segments the same block for the passages,
+    the section summaries and the SproutRAG chunks, and pysbd costs more than the lookup."""
+    return tuple((int(seg.start), int(seg.end)) for seg in _segmenter().segment(para))
 
 
 def _trim(text: str, start: int, end: int) -> Span | None:
@@ -52,8 +60,7 @@ def paragraph_sentences(text: str) -> list[list[Span]]:
             continue
         spans: list[Span] = []
         cursor = 0
-        for seg in _segmenter().segment(para):
-            start, end = int(seg.start), int(seg.end)
+        for start, end in _segment(para):
             if start < cursor:  # pysbd located a repeated sentence too early: keep order
                 continue
             if start > cursor and (gap := _trim(text, base + cursor, base + start)):

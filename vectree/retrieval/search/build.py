@@ -36,9 +36,10 @@ EMBED_BATCH = 256
 
 
 def _default_embedder():
-    from vectree.retrieval.embed import get_embedder
+    # lazy: an update that finds nothing changed must not spend seconds loading the model
+    from vectree.retrieval.embed import LazyEmbedder
 
-    return get_embedder()
+    return LazyEmbedder()
 
 
 @dataclass
