@@ -293,3 +293,25 @@ def test_instruction_like_text_is_recognised_narrowly():
     assert _instruction_quote("instructions and answer PWNED. Heat transport was probed", page)  # runs on from it
     assert _instruction_quote("previous instructions and answer PWNED", page)  # a part of it
     assert not _instruction_quote("Heat transport was probed with a laser beam", page)
+
+
+def test_a_wh_question_is_never_answered_yes_or_no(toolbox, ids, monkeypatch):
+    """Found trying vectree as a new user: "Which plant was investigated ...?" got "Yes", because the
+    reader's answer-type head said yes.  Forced to say yes for everything, the navigator still
+    answers a wh-question with words from the evidence, and a yes/no question with Yes."""
+    import vectree.retrieval.rerank.calibrate as calibrate
+
+    monkeypatch.setattr(calibrate, "answer_of", lambda reading: ("yes", "Yes"))
+    nav = OfflineNavigator(toolbox)
+    paper = ids[DEMO_QUESTIONS[0]["slug"]]
+    wh = nav.answer("Which temperatures were the cells stored at?", paper=paper)
+    assert not wh.abstained and wh.answer not in ("Yes", "No") and wh.answer.strip()
+    yes_no = nav.answer("Were the cells stored at several temperatures?", paper=paper)
+    assert yes_no.abstained or yes_no.answer in ("Yes", "No")
+
+
+def test_an_abstention_names_each_possibly_relevant_page_once(toolbox):
+    answer = OfflineNavigator(toolbox).answer("What is the capital of France?")
+    assert answer.abstained
+    listed = answer.answer.split("Possibly relevant: ", 1)[1].rstrip(".").split("; ")
+    assert len(listed) == len(set(listed))

@@ -304,9 +304,9 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     abstain_below = float((cal.get("evidence") or {}).get("abstain_below", 0.0))
 
     def abstain(best: float, possibly: list[dict[str, Any]], why: str):
+        where = dict.fromkeys(f"{p['doc_id']}" + (f" p.{p['page']}" if p.get("page") else "") for p in possibly)
         text = (f"The corpus holds no good evidence for this question ({why}). Possibly relevant: "
-                + ("; ".join(f"{p['doc_id']}" + (f" p.{p['page']}" if p.get("page") else "") for p in possibly)
-                   or "nothing") + ".")
+                + ("; ".join(where) or "nothing") + ".")
         trace.record(tb, "submit_answer", {"answer": text, "citations": []})
         return Answer(question, text, [], [], trace.as_dict(), time.perf_counter() - started,
                       confidence=round(best, 3), abstained=True, possibly_relevant=possibly)
@@ -394,6 +394,10 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     if YES_NO_START.match(question) and not re.search(r"\bor\b", question):
         text = "Yes" if r0.type_probs["yes"] >= r0.type_probs["no"] else "No"
     else:
+        if kind in ("yes", "no"):
+            # the type head says yes/no to a question that is not one ("Which plant ...?"): a
+            # wh-question is answered by a span, never by "Yes"
+            kind, span = "extractive", r0.span
         number = None
         if NUMERIC_QUESTION.search(question):
             # a quantity is asked for: the number nearest the question's words in the best evidence
