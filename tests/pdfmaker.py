@@ -88,3 +88,19 @@ GOOD_SECTIONS = [
     ("2 Methods", "Discharge was recorded every fifteen minutes with pressure transducers."),
     ("3 Results", "Peak discharge arrived four hours after peak air temperature."),
 ]
+
+
+def private_store_copy(base, tmp_path):
+    """A private copy of the store ``base/store`` and its corpus ``base/corpus`` under ``tmp_path``,
+    the copy's source folder pointing at the copied corpus (same bytes: same ids, nothing to
+    reparse): ``(store, corpus)``."""
+    import shutil
+
+    from vectree.retrieval.store import Store
+
+    corpus = tmp_path / "corpus"
+    shutil.copytree(base / "corpus", corpus)
+    shutil.copytree(base / "store", tmp_path / "store", symlinks=True)
+    store = Store(tmp_path / "store")
+    store.sources_path.write_text(f'["{corpus}"]')
+    return store, corpus

@@ -6,6 +6,7 @@ The tests share one store and run in file order: the read-only ones first, then 
 
 from __future__ import annotations
 
+import contextlib
 import json
 
 import pytest
@@ -88,7 +89,9 @@ def test_an_unknown_id_suggests_close_titles(corpus_store):
     assert out.exit_code != 0 and "no page 99" in out.output
 
 
-def test_ask_uses_a_running_service_and_loads_no_model_itself(corpus_store):
+@contextlib.contextmanager
+def running_service(store):
+    """``vectree serve`` on a free loopback port over ``store``: yields its URL, stops it after."""
     import os
     import socket
     import subprocess
@@ -97,60 +100,6 @@ def test_ask_uses_a_running_service_and_loads_no_model_itself(corpus_store):
     import urllib.request
     from pathlib import Path
 
-    _, _, store = corpus_store
-    [glacier] = ids(store, "glacier")
-    question = "How fast do alpine glaciers melt?"
-    local = json.loads(run("ask", question, "--paper", glacier, "--json", "--store", store.root).output)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    repo = str(Path(__file__).resolve().parents[1])
-    env = {**os.environ, "PYTHONPATH": repo}
-    server = subprocess.Popen([sys.executable, "-m", "vectree.cli", "serve", "--port", str(port), "--store",
-                               str(store.root)], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.time() + 180
-        while True:
-            try:
-                urllib.request.urlopen(url + "/health", timeout=5)
-                break
-            except OSError:
-                assert time.time() < deadline, "vectree serve did not start"
-                time.sleep(1)
-        probe = ("import json, sys\nfrom vectree.cli import main\n"
-                 "main(sys.argv[1:], standalone_mode=False)\n"
-                 "print('MODELS=' + json.dumps(sorted(m for m in ('torch', 'sentence_transformers', 'lancedb') "
-                 "if m in sys.modules)))")
-        proc = subprocess.run([sys.executable, "-c", probe, "ask", question, "--paper", glacier, "--json"],
-                              env={**env, "VECTREE_SERVICE_URL": url}, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-        body, models = proc.stdout.rsplit("MODELS=", 1)
-        assert json.loads(models) == []
-        remote = json.loads(body)
-        assert (remote["answer"], remote["citations"]) == (local["answer"], local["citations"])
-        out = run("ask", question, "--paper", "glac", "--service", url + "/", "--store", store.root)
-        assert "A:" in out.output and glacier in out.output
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-    out = run("ask", question, "--service", url, ok=False)
-    assert out.exit_code != 0 and "no vectree service at" in out.output
-
-
-def test_search_uses_a_running_service_with_the_same_output_and_loads_no_model_itself(corpus_store):
-    import os
-    import socket
-    import subprocess
-    import sys
-    import time
-    import urllib.request
-    from pathlib import Path
-
-    _, _, store = corpus_store
-    query = "soil moisture radar"
-    local_json = json.loads(run("search", query, "--json", "--store", store.root).output)
-    local_table = run("search", query, "--store", store.root).output
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
@@ -167,15 +116,56 @@ def test_search_uses_a_running_service_with_the_same_output_and_loads_no_model_i
             except OSError:
                 assert time.time() < deadline, "vectree serve did not start"
                 time.sleep(1)
-        probe = ("import json, sys\nfrom vectree.cli import main\n"
-                 "main(sys.argv[1:], standalone_mode=False)\n"
-                 "print('MODELS=' + json.dumps(sorted(m for m in ('torch', 'sentence_transformers', 'lancedb', "
-                 "'tantivy') if m in sys.modules)))")
-        proc = subprocess.run([sys.executable, "-c", probe, "search", query, "--json"],
-                              env={**env, "VECTREE_SERVICE_URL": url}, capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-        body, models = proc.stdout.rsplit("MODELS=", 1)
-        assert json.loads(models) == []  # no model, no index opened in the command's process
+        yield url
+    finally:
+        server.terminate()
+        server.wait(timeout=30)
+
+
+def cli_through_service(url: str, *args: str) -> tuple[str, list[str]]:
+    """``vectree ARGS`` in a fresh process with ``VECTREE_SERVICE_URL=url``: its stdout, and which
+    of torch, sentence_transformers, lancedb and tantivy it imported (none, when the service did
+    the work)."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    probe = ("import json, sys\nfrom vectree.cli import main\n"
+             "main(sys.argv[1:], standalone_mode=False)\n"
+             "print('MODELS=' + json.dumps(sorted(m for m in ('torch', 'sentence_transformers', 'lancedb', "
+             "'tantivy') if m in sys.modules)))")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "VECTREE_SERVICE_URL": url}
+    proc = subprocess.run([sys.executable, "-c", probe, *args], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    body, models = proc.stdout.rsplit("MODELS=", 1)
+    return body, json.loads(models)
+
+
+def test_ask_uses_a_running_service_and_loads_no_model_itself(corpus_store):
+    _, _, store = corpus_store
+    [glacier] = ids(store, "glacier")
+    question = "How fast do alpine glaciers melt?"
+    local = json.loads(run("ask", question, "--paper", glacier, "--json", "--store", store.root).output)
+    with running_service(store) as url:
+        body, models = cli_through_service(url, "ask", question, "--paper", glacier, "--json")
+        assert models == []
+        remote = json.loads(body)
+        assert (remote["answer"], remote["citations"]) == (local["answer"], local["citations"])
+        out = run("ask", question, "--paper", "glac", "--service", url + "/", "--store", store.root)
+        assert "A:" in out.output and glacier in out.output
+    out = run("ask", question, "--service", url, ok=False)
+    assert out.exit_code != 0 and "no vectree service at" in out.output
+
+
+def test_search_uses_a_running_service_with_the_same_output_and_loads_no_model_itself(corpus_store):
+    _, _, store = corpus_store
+    query = "soil moisture radar"
+    local_json = json.loads(run("search", query, "--json", "--store", store.root).output)
+    local_table = run("search", query, "--store", store.root).output
+    with running_service(store) as url:
+        body, models = cli_through_service(url, "search", query, "--json")
+        assert models == []  # no model, no index opened in the command's process
         remote = json.loads(body)
         assert [r["doc_id"] for r in remote] == [r["doc_id"] for r in local_json]
         assert [r["matched_sections"] for r in remote] == [r["matched_sections"] for r in local_json]
@@ -186,9 +176,6 @@ def test_search_uses_a_running_service_with_the_same_output_and_loads_no_model_i
             return [line for line in out.splitlines() if line.startswith(("│", "┃"))]
 
         assert rows(table) == rows(local_table) and f"service {url}" in " ".join(table.split())  # caption may wrap
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
     out = run("search", query, "--service", url, ok=False)
     assert out.exit_code != 0 and "no vectree service at" in out.output
     assert len(out.output.strip().splitlines()) == 1

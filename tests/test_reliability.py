@@ -58,13 +58,7 @@ def base(tmp_path_factory):
 @pytest.fixture()
 def fresh(base, tmp_path):
     """A private copy of the base store and its corpus: ``(store, corpus)``."""
-    corpus = tmp_path / "corpus"
-    shutil.copytree(base / "corpus", corpus)
-    shutil.copytree(base / "store", tmp_path / "store", symlinks=True)
-    store = Store(tmp_path / "store")
-    # the copy is built from the copied corpus (same bytes: same ids, nothing to reparse)
-    store.sources_path.write_text(f'["{corpus}"]')
-    return store, corpus
+    return pdfmaker.private_store_copy(base, tmp_path)
 
 
 def _ids(store: Store) -> dict[str, str]:

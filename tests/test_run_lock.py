@@ -11,7 +11,6 @@ Real Dagster materialisations on temporary stores, real lock-holding processes, 
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import threading
@@ -68,11 +67,7 @@ def base(tmp_path_factory):
 @pytest.fixture()
 def fresh(base, tmp_path):
     """A private copy of the store and its corpus, with a second PDF added to the corpus."""
-    corpus = tmp_path / "corpus"
-    shutil.copytree(base / "corpus", corpus)
-    shutil.copytree(base / "store", tmp_path / "store", symlinks=True)
-    store = Store(tmp_path / "store")
-    store.sources_path.write_text(f'["{corpus}"]')
+    store, corpus = pdfmaker.private_store_copy(base, tmp_path)
     pdfmaker.write_paper(corpus / "soil.pdf", "Soil Moisture Retrieval from Radar", pdfmaker.GOOD_SECTIONS)
     return store, corpus
 
