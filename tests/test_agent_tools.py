@@ -315,3 +315,21 @@ def test_an_abstention_names_each_possibly_relevant_page_once(toolbox):
     assert answer.abstained
     listed = answer.answer.split("Possibly relevant: ", 1)[1].rstrip(".").split("; ")
     assert len(listed) == len(set(listed))
+
+
+def test_an_answer_that_only_repeats_the_question_is_not_given(toolbox, ids, monkeypatch):
+    """Found on QASPER: "What is the seed lexicon?" was answered "Seed Lexicon", a span that names
+    what was asked about.  Forced to read such an echo, the navigator answers with words the
+    question lacks (the clause rule over the evidence)."""
+    import vectree.retrieval.rerank.calibrate as calibrate
+    from vectree.agent.navigator import content_words, echoes, stem
+
+    assert echoes("Seed Lexicon", "What is the seed lexicon?")
+    assert echoes("the lexicons", "What is the seed lexicon?")
+    assert not echoes("a vocabulary of positive predicates", "What is the seed lexicon?")
+    question = "Which temperatures were the cells stored at?"
+    monkeypatch.setattr(calibrate, "answer_of", lambda reading: ("extractive", "the cells stored"))
+    answer = OfflineNavigator(toolbox).answer(question, paper=ids[DEMO_QUESTIONS[0]["slug"]])
+    assert not answer.abstained and answer.answer.strip()
+    qstems = {stem(w) for w in content_words(question)}
+    assert any(stem(w) not in qstems for w in content_words(answer.answer)), answer.answer

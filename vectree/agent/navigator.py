@@ -255,6 +255,14 @@ def stem(word: str) -> str:
     return word.lower()[:5] if word[:1].isalpha() else word.lower()
 
 
+def echoes(span: str, question: str) -> bool:
+    """True when ``span`` adds nothing to the question: every content word of it (by stem) is
+    already in the question ("What is the seed lexicon?" -> "Seed Lexicon").  Such a span names
+    what was asked about, not the answer; the clause rule then looks for one that adds words."""
+    qstems = {stem(w) for w in content_words(question)}
+    return all(stem(w) in qstems for w in content_words(span))
+
+
 def numeric_answer(question: str, evidence: list[str]) -> str | None:
     """The number (with its unit) in the evidence that sits closest to the words of the question,
     skipping numbers the question itself mentions; earlier evidence sentences weigh more."""
@@ -402,7 +410,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         if NUMERIC_QUESTION.search(question):
             # a quantity is asked for: the number nearest the question's words in the best evidence
             number = numeric_answer(question, [c["text"] for c in readable[:2]])
-        bad = (not span or len(span) < 2 or len(span.split()) > 12
+        bad = (not span or len(span) < 2 or len(span.split()) > 12 or echoes(span, question)
                or (CAPTION.match(span) and not ASKS_FOR_TITLE.search(question))
                or (title and _norm(span) and _norm(span) in _norm(title) and not ASKS_FOR_TITLE.search(question)))
         if number:
