@@ -30,6 +30,9 @@ def main() -> None:
     ap.add_argument("--decay", type=float, default=1e-3)
     ap.add_argument("--lr", type=float, default=1e-3)
     ap.add_argument("--ict", type=int, default=300)
+    ap.add_argument("--cache", default=None, help="an .npz file for the base vectors (re-runs skip embedding)")
+    ap.add_argument("--every", type=int, default=10)
+    ap.add_argument("--opt", choices=["adam", "sgd"], default="sgd")
     args = ap.parse_args()
     import torch
 
@@ -45,8 +48,16 @@ def main() -> None:
     emb = get_embedder()
     qs = sorted({e.question for e in data.examples if e.split in ("train", "dev")})
     ts = sorted({e.text for e in data.examples if e.split in ("train", "dev")})
-    qv = emb.encode_queries(qs)
-    tv = emb.encode_documents(ts)
+    from pathlib import Path
+
+    if args.cache and Path(args.cache).exists():
+        z = np.load(args.cache)
+        qv, tv = z["qv"], z["tv"]
+    else:
+        qv = emb.encode_queries(qs)
+        tv = emb.encode_documents(ts)
+        if args.cache:
+            np.savez(args.cache, qv=qv, tv=tv)
     qi = {q: i for i, q in enumerate(qs)}
     ti = {t: i for i, t in enumerate(ts)}
     print(f"{len(train)} train / {len(dev)} dev pairs, {len(qs)} questions, {len(ts)} texts, "
@@ -62,7 +73,10 @@ def main() -> None:
     items = [(g["q"], p, g["neg"]) for g in groups.values() for p in g["pos"]]
     print(f"{len(items)} training positives")
     D = torch.zeros(384, 384, requires_grad=True)
-    opt = torch.optim.Adam([D], lr=args.lr)
+    # SGD: the gradient of D is a sum of outer products (query x direction); Adam's per-element
+    # normalisation turns them into a large coherent shift of every query (measured: dev falls)
+    opt = (torch.optim.Adam([D], lr=args.lr) if args.opt == "adam"
+           else torch.optim.SGD([D], lr=args.lr, momentum=0.9))
 
     def adapt(q):
         out = q + q @ D
@@ -106,8 +120,8 @@ def main() -> None:
             opt.zero_grad()
             loss.backward()
             opt.step()
-            total += float(loss)
-        if (epoch + 1) % 10 == 0:
+            total += float(loss.detach())
+        if (epoch + 1) % args.every == 0:
             report(f"epoch {epoch + 1}", dev_scores())
     print(f"done in {time.perf_counter() - t0:.0f} s")
 

@@ -198,6 +198,25 @@ needs_shared = pytest.mark.skipif(not (SHARED / "qasper" / "dev-questions").exis
 
 
 @needs_shared
+def test_the_training_set_is_the_same_in_every_process():
+    """The mined negatives once depended on PYTHONHASHSEED (a float sum over a set's words, in the
+    set's order, broke ties differently): the same command built a different training set."""
+    import subprocess
+    import sys
+
+    code = ("import hashlib, json, sys; from dataclasses import asdict; from pathlib import Path; "
+            "from vectree.retrieval.rerank.data import build_reader_data; "
+            "d = build_reader_data(Path(sys.argv[1])); "
+            "print(hashlib.sha256('\\n'.join(json.dumps(asdict(e)) for e in d.examples).encode()).hexdigest())")
+    digests = set()
+    for seed in ("1", "2"):
+        out = subprocess.run([sys.executable, "-c", code, str(SHARED)], capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": seed})
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
+
+
+@needs_shared
 def test_training_set_never_holds_evaluation_papers_or_held_back_questions():
     data = build_reader_data(SHARED, quick=True)
     eval_ids = eval_article_ids(SHARED)

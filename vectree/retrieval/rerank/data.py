@@ -110,7 +110,9 @@ class Overlap:
     def top(self, query: str, k: int, exclude: Iterable[int] = ()) -> list[int]:
         q = set(words(query))
         skip = set(exclude)
-        scored = [(sum(self.idf.get(w, 0.0) for w in q & s), i) for i, s in enumerate(self.sets) if i not in skip]
+        # fsum: exact, so the order a set yields its words in (it varies with PYTHONHASHSEED) cannot
+        # change a score and with it which negatives are mined (the training set is reproducible)
+        scored = [(math.fsum(self.idf.get(w, 0.0) for w in q & s), i) for i, s in enumerate(self.sets) if i not in skip]
         scored.sort(key=lambda t: (-t[0], t[1]))
         return [i for sc, i in scored[:k] if sc > 0] or [i for _, i in scored[:k]]
 
