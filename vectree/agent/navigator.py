@@ -216,8 +216,7 @@ class OfflineNavigator:
         candidates = []
         for clause in _CLAUSE_SPLIT.split(sentence):
             clause = LEAD_TRIM.sub("", clause.strip(" .")).strip()
-            words = content_words(clause)
-            if len(clause.split()) < 2 or not any(stem(w) not in qstems for w in words):
+            if len(clause.split()) < 2 or echoes(clause, question):
                 continue
             candidates.append(clause)
         if not candidates:
