@@ -61,6 +61,51 @@ def test_tiny_training_saves_a_small_model_that_loads_back(tmp_path):
     assert lora_b and max(float(v.abs().max()) for v in lora_b) > 0
 
 
+class _Pair:
+    def __init__(self, question, text, rel, group, source="qasper"):
+        self.question, self.text, self.rel, self.group, self.source = question, text, rel, group, source
+
+
+def test_query_adapter_learns_a_mapping_that_carries_over_to_dev_questions(tmp_path):
+    """Queries whose vectors are a fixed rotation of their evidence's vectors: the cosine ranks
+    evidence no better than chance, the trained adapter learns the rotation from the training
+    questions and ranks the held-out dev questions' evidence first."""
+    from vectree.retrieval.rerank.qadapter import QueryAdapter, train_query_adapter
+
+    rng = np.random.default_rng(0)
+    dim, n = 16, 120
+    rotation, _ = np.linalg.qr(rng.normal(size=(dim, dim)))
+    texts = rng.normal(size=(n, dim))
+    texts /= np.linalg.norm(texts, axis=1, keepdims=True)
+    queries = texts @ rotation.T + 0.05 * rng.normal(size=(n, dim))
+    queries /= np.linalg.norm(queries, axis=1, keepdims=True)
+    qvec = {f"q{i}": queries[i].astype(np.float32) for i in range(n)}
+    tvec = {f"t{i}": texts[i].astype(np.float32) for i in range(n)}
+    pairs = {"train": [], "dev": []}
+    for i in range(n):
+        split = "dev" if i % 4 == 0 else "train"
+        pairs[split].append(_Pair(f"q{i}", f"t{i}", 1, f"g{i}"))
+        for j in (1, 2, 3):
+            pairs[split].append(_Pair(f"q{i}", f"t{(i + j) % n}", 0, f"g{i}"))
+    events = []
+    adapter, info = train_query_adapter(pairs["train"], pairs["dev"], None, epochs=40, lr=5e-2, decay=0.0,
+                                        batch=16, vectors=(qvec, tvec), progress=events.append)
+    assert info["dev_mrr_after"]["all"] > info["dev_mrr_before"]["all"] + 0.2
+    assert info["dev_mrr_after"]["all"] > 0.9 and 1 <= info["chosen_epoch"] <= 40
+    assert [e["epoch"] for e in events] == list(range(1, 41))
+    # saved as fp16, loaded back: the same ranking
+    adapter.save(tmp_path)
+    again = QueryAdapter.load(tmp_path)
+    q = queries[:8].astype(np.float32)
+    assert np.allclose(adapter(q), again(q), atol=2e-3)
+    assert np.allclose(np.linalg.norm(again(q), axis=1), 1.0, atol=1e-5)
+    assert QueryAdapter.load(tmp_path / "none") is None
+    # a zero matrix is the identity (what an adapter starts from)
+    assert np.allclose(QueryAdapter(np.zeros((dim, dim)))(q), q / np.linalg.norm(q, axis=1, keepdims=True))
+    with pytest.raises(ValueError, match="dimension"):
+        adapter(np.ones(dim + 1, np.float32))
+
+
 def test_load_refuses_a_folder_without_a_model(tmp_path):
     from vectree.retrieval.rerank.model import RerankerError
 
@@ -139,10 +184,14 @@ def test_toolbox_search_within_paper_is_reranked(demo_store):
     from vectree.retrieval.rerank.apply import PASSAGE_DEPTH, RRF_K, rerank_passages
 
     passages = on.passages(doc)
-    every = rerank_passages(on.reranker(), passages, "capacity fade", get_embedder().encode_query("capacity fade"),
-                            PASSAGE_DEPTH)
-    hybrid = [h.passage_id for h in passages.rank("capacity fade", get_embedder().encode_query("capacity fade"),
-                                                  PASSAGE_DEPTH)]
+    # the query vector both stages compare is the reader's adapted one (its calibration's cosine)
+    reader = on.reranker()
+    base = get_embedder().encode_query("capacity fade")
+    qv = reader.adapt_query(base)
+    assert reader.query_adapter is not None and not np.allclose(qv, base)
+    assert np.isclose(np.linalg.norm(qv), 1.0, atol=1e-5)
+    every = rerank_passages(reader, passages, "capacity fade", qv, PASSAGE_DEPTH)
+    hybrid = [h.passage_id for h in passages.rank("capacity fade", qv, PASSAGE_DEPTH)]
     by_prob = [h["i"] for h in sorted(every, key=lambda h: -h["relevance"])]
     fused = {i: 1 / (RRF_K + hybrid.index(i) + 1) + 1 / (RRF_K + by_prob.index(i) + 1) for i in hybrid}
     assert [h["passage"] for h in a] == sorted(fused, key=lambda i: -fused[i])[:3]

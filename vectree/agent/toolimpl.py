@@ -83,13 +83,16 @@ class Toolbox:
     when a trained model and the paper's SproutRAG tree exist, else the paper's passages.
     """
 
-    def __init__(self, store: Store | str | os.PathLike, *, within_paper: str = "auto", reranker: Any = "auto"):
+    def __init__(self, store: Store | str | os.PathLike, *, within_paper: str = "auto", reranker: Any = "auto",
+                 query_adapter: bool | None = None):
         # a reader: every lookup resolves through one published snapshot (the request's pinned one)
         self.store = store.reader() if hasattr(store, "reader") else Store(store).reader()
         self.within_paper = within_paper
         # "auto": the configured reader (vectree.retrieval.rerank; the shipped model unless
         # VECTREE_RERANKER says otherwise), "off"/None: hybrid ranking only, or a loaded Reader
         self._reranker = reranker
+        # the reader's bi-encoder query adapter (None: the `query_adapter` setting; False: the ablation)
+        self.query_adapter = query_adapter
         self.readings: dict[tuple[str, str], dict[int, Any]] = {}
         self._passages = PassageCache(self.store)
         self._cache: dict[tuple, _Cached] = {}
@@ -178,6 +181,15 @@ class Toolbox:
             return self.reranker()
         return self._reranker
 
+    def _query_map(self, reader):
+        """The reader's query adapter when it has one and it is switched on, else None."""
+        on = self.query_adapter
+        if on is None:
+            from vectree.retrieval.config import load_settings
+
+            on = load_settings().query_adapter
+        return reader.query_adapter if on and reader is not None else None
+
     # ---- Layer 0 --------------------------------------------------------------------------
     def search_papers(self, query: str, k: int = 5) -> ToolResult:
         from vectree.retrieval.search import IndexNotBuiltError
@@ -190,7 +202,8 @@ class Toolbox:
             else:  # hybrid candidates, the top of them reordered by the trained reranker
                 from vectree.retrieval.rerank.apply import PAPER_DEPTH, rerank_papers
 
-                hits = rerank_papers(reader, index, query, index.search(query, k=max(k, PAPER_DEPTH)), k)
+                hits = rerank_papers(reader, index, query, index.search(query, k=max(k, PAPER_DEPTH)), k,
+                                     vector_map=self._query_map(reader))
         except IndexNotBuiltError as exc:
             raise Unavailable(str(exc)) from None
         reranked = reader is not None
@@ -272,7 +285,11 @@ class Toolbox:
         if reader is not None:  # hybrid candidates reordered by the trained reranker
             from vectree.retrieval.rerank.apply import rerank_passages
 
-            hits = rerank_passages(reader, passages, query, get_embedder().encode_query(query), k)
+            # the reader's query adapter maps the query vector for the hybrid order and the cosine
+            # its calibration fuses (both compare it with the stored, unadapted sentence vectors)
+            adapt, qv = self._query_map(reader), get_embedder().encode_query(query)
+            qv = adapt(qv) if adapt is not None else qv
+            hits = rerank_passages(reader, passages, query, qv, k)
             with self._lock:  # the reader heads' output, for the offline navigator (not sent to a model)
                 self.readings[(doc_id, query)] = {h["i"]: h["reading"] for h in hits}
                 while len(self.readings) > 64:

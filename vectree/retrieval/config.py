@@ -153,6 +153,8 @@ class Settings(BaseSettings):
         None, description="a running `vectree serve` that `vectree ask` and `search` send questions to (the model loads once); unset: in-process")
     reranker: str = Field(
         "default", description="the trained reranker + reader: `default` (the shipped model), `off`, or a model folder")
+    query_adapter: bool = Field(
+        True, description="map query vectors with the reader's trained query adapter before within-paper ranking; `false` only for the ablation")
     rerank_threads: int = Field(1, ge=1, description="torch threads of the reranker at query time")
     reader_base: Path | None = Field(
         None, description="folder with the MiniLM base weights the reader's adapters sit on; unset: the packaged model")

@@ -12,6 +12,7 @@ vectree-sprout       paper QA: the agent, SproutRAG nodes in search_within_paper
 vectree-no-rerank    ablation: no trained reranker/reader (hybrid + rules)           qa, r, syn
 vectree-no-reader    ablation: reranked passages, rule-based pages and answer        qa
 vectree-no-calibration  ablation: reranker + reader, rule pages, no abstention      qa
+vectree-no-adapter   ablation: the agent without the reader's query adapter          qa
 vectree-bm25         Layer 0 search, BM25 alone                                     r, syn
 vectree-dense        Layer 0 search, dense alone                                    r, syn
 bm25                 Tantivy BM25 over fixed 256-token chunks                       all
@@ -144,6 +145,8 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
                "ablation: reranked passages, rule-based page choice and answer"),
     SystemSpec("vectree-no-calibration", ("paper_qa",), _agent("vectree-no-calibration"),
                "ablation: reranker + reader, pages by rule, no abstention"),
+    SystemSpec("vectree-no-adapter", ("paper_qa",), _agent("vectree-no-adapter"),
+               "ablation: the agent without the reader's trained query adapter"),
     SystemSpec("vectree-bm25", ("routing", "synthesis"), _layer0("vectree-bm25"), "Layer 0 search, BM25 alone"),
     SystemSpec("vectree-dense", ("routing", "synthesis"), _layer0("vectree-dense"), "Layer 0 search, dense alone"),
     SystemSpec("bm25", ALL, _bm25, "Tantivy BM25 over fixed 256-token chunks"),
@@ -163,7 +166,8 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
 
 # what `vectree eval` runs when no --system is given: the method and its published baselines
 DEFAULT_SYSTEMS = {
-    "paper_qa": ("vectree", "vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-sprout",
+    "paper_qa": ("vectree", "vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-no-adapter",
+                 "vectree-sprout",
                  "sprout", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
     "routing": ("vectree", "vectree-no-rerank", "vectree-bm25", "vectree-dense", "bm25", "dense-rag",
                 "reranked-dense-rag", "raptor"),

@@ -35,6 +35,7 @@ AGENT_VARIANTS = {
     "vectree-no-rerank": {"rerank": False, "reader": False, "calibrated": False},
     "vectree-no-reader": {"rerank": True, "reader": False, "calibrated": False},
     "vectree-no-calibration": {"rerank": True, "reader": True, "calibrated": False},
+    "vectree-no-adapter": {"rerank": True, "reader": True, "calibrated": True, "adapter": False},
 }
 # Layer 0 reranking depth in the evaluation's routing and synthesis runs (the tool reranks fewer)
 SYNTH_DEPTH = 20
@@ -55,11 +56,13 @@ class VectreeAgentSystem(System):
         self.within_paper = "sprout" if name == "vectree-sprout" else "passages"
         self.variant = AGENT_VARIANTS.get(name, AGENT_VARIANTS["vectree"])
         self.model_dir: str | None = None
-        if name in ("vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration"):
+        if name in ("vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-no-adapter"):
             self.description = {
                 "vectree-no-rerank": "ablation: the agent without the trained reranker/reader (hybrid ranking, rule reading)",
                 "vectree-no-reader": "ablation: reranked passages, rule-based pages and answers (no reader heads, no calibration)",
                 "vectree-no-calibration": "ablation: reranker + reader, pages by the old rule (best + runner-up), no abstention",
+                "vectree-no-adapter": "ablation: reranker + reader + calibration, query vectors without the trained "
+                                      "query adapter (the calibration was fitted with it)",
             }[name]
         if self.within_paper == "sprout":
             self.description = ("vectree agent with SproutRAG nodes in search_within_paper "
@@ -139,7 +142,8 @@ class VectreeAgentSystem(System):
             self.doc_ids[pid] = doc_id
         self.store = store
         self.toolbox = Toolbox(store, within_paper=self.within_paper,
-                               reranker="auto" if self.variant["rerank"] else "off")
+                               reranker="auto" if self.variant["rerank"] else "off",
+                               query_adapter=self.variant.get("adapter", True))
 
     def answer_paper(self, question, doc: Doc) -> PaperAnswer:
         from vectree.agent.ask import ask
@@ -256,7 +260,8 @@ class Layer0System(System):
         from vectree.retrieval.rerank.apply import PAPER_DEPTH, rerank_papers
 
         depth = SYNTH_DEPTH if self.task == "synthesis" else PAPER_DEPTH
-        return rerank_papers(self.reader, self.index, question, hits, k, depth=depth)
+        return rerank_papers(self.reader, self.index, question, hits, k, depth=depth,
+                             vector_map=self.reader.query_adapter)
 
     def rank_documents(self, question) -> Ranking:
         results = self._search(question.question, self.ctx.k_routing)

@@ -72,15 +72,16 @@ def fused_order(probs: np.ndarray) -> np.ndarray:
 
 
 def rerank_papers(reader, index, query: str, hits: list[dict[str, Any]], k: int, *,
-                  depth: int = PAPER_DEPTH) -> list[dict[str, Any]]:
+                  depth: int = PAPER_DEPTH, vector_map=None) -> list[dict[str, Any]]:
     """The top ``depth`` Layer-0 hits reordered by the reader; each gets ``relevance`` (the
-    calibrated probability) and keeps its fused ``score``; the rest follow in their order."""
+    calibrated probability) and keeps its fused ``score``; the rest follow in their order.
+    ``vector_map``: the reader's query adapter, applied to the cosine its calibration fuses."""
     if not hits:
         return hits
     entries = _entry_texts(index)
     head, tail = hits[:depth], hits[depth:]
     logits = reader.score(query, [paper_text(h, entries) for h in head], max_len=PAPER_MAX_LEN)
-    probs = relevance_prob(logits, reader.config.calibration, paper_cosines(index, query, head))
+    probs = relevance_prob(logits, reader.config.calibration, paper_cosines(index, query, head, vector_map))
     # as within a paper: the reranker refines the first stage's order instead of replacing it.
     # Alone it demoted right papers that the hybrid search had first (PubMedQA held-back R@1
     # .975 -> .945): it reads one section of a paper, the first stage matched all of them
@@ -90,11 +91,12 @@ def rerank_papers(reader, index, query: str, hits: list[dict[str, Any]], k: int,
     return (out + tail)[:k]
 
 
-def paper_cosines(index, query: str, hits: Sequence[dict[str, Any]]) -> np.ndarray | None:
-    """Each hit's best dense cosine among its entries (the bi-encoder half of the fused score);
+def paper_cosines(index, query: str, hits: Sequence[dict[str, Any]], vector_map=None) -> np.ndarray | None:
+    """Each hit's best dense cosine among its entries (the bi-encoder half of the fused score,
+    with the query mapped by ``vector_map``: the reader's query adapter, as in its calibration);
     None when the dense backend cannot say (then the logit alone is calibrated)."""
     try:
-        dense = index.entry_hits(query, mode="dense", limit=200)["dense"]
+        dense = index.entry_hits(query, mode="dense", limit=200, vector_map=vector_map)["dense"]
     except Exception:  # noqa: BLE001 - a BM25-only index: fall back to the logit alone
         return None
     best: dict[str, float] = {}

@@ -63,9 +63,28 @@ def write_model_card(folder: Path, config) -> Path:
     lines.append(f"| P@1 | {r(before.get('cosine_p_at_1'))} | {r(after.get('p_at_1'))} | {r(f.get('fused_p_at_1'))} |")
     lines.append(f"| answer-type accuracy | – | {r(after.get('type_accuracy'))} | |")
     lines.append(f"| answer span token F1 | – | {r(after.get('span_f1'))} | |")
+    qa = t.get("query_adapter")
+    if qa:
+        adapted = t.get("adapted", {})
+        lines += [
+            "", "## Query adapter (`query_adapter.safetensors`)", "",
+            "The bi-encoder's query vector is mapped by `q' = normalize(q + q D)` before the within-paper hybrid "
+            "order and the cosine the relevance fuses (stored sentence vectors stay unadapted). `D` "
+            f"({qa.get('dim')}x{qa.get('dim')}, fp16, zero at the start) was trained with InfoNCE on the training split's "
+            f"{qa.get('train_positives')} positives against their mined negatives and in-batch texts "
+            f"(Adam lr {qa.get('lr')}, L2 {qa.get('l2')} on D, temperature {qa.get('temperature')}, batch {qa.get('batch')}, "
+            f"seed {qa.get('seed')}); epoch {qa.get('chosen_epoch')} of {qa.get('epochs')} chosen on dev MRR; "
+            f"{qa.get('seconds')} s.", "",
+            "| dev MRR within each question's candidates | " + " | ".join(qa.get("dev_mrr_before", {})) + " |",
+            "|---|" + "---:|" * len(qa.get("dev_mrr_before", {})),
+            "| MiniLM cosine | " + " | ".join(str(v) for v in qa.get("dev_mrr_before", {}).values()) + " |",
+            "| adapted cosine | " + " | ".join(str(v) for v in qa.get("dev_mrr_after", {}).values()) + " |",
+            "", f"Adapted cosine P@1 on the whole dev split: {r(adapted.get('cosine_p_at_1'))}.",
+        ]
     lines += [
         "", "Calibration on dev (`config.json` → `calibration`):", "",
-        f"- relevance (logistic fusion of the reader's logit and the MiniLM cosine): ECE {f.get('relevance_ece')}",
+        f"- relevance (logistic fusion of the reader's logit and the {'adapted ' if qa else ''}MiniLM cosine): "
+        f"ECE {f.get('relevance_ece')}",
         f"- papers (HotpotQA dev paragraphs): threshold {f.get('papers_threshold')}, margin {f.get('papers_margin')}: "
         f"precision {f.get('papers_precision')}, recall {f.get('papers_recall')}",
         f"- abstention: when the best evidence's relevance is below {f.get('evidence_abstain_below')} "

@@ -161,6 +161,9 @@ class Reader:
         self.folder = folder
         self.threads: int | None = None  # None: VECTREE_RERANK_THREADS (default 1)
         self._lock = threading.Lock()
+        # the bi-encoder query adapter trained with this reader (its calibration fuses the adapted
+        # cosine); None for a reader without one: then query vectors are used as encoded
+        self.query_adapter = None
 
     # ---- construction -----------------------------------------------------------------------
     @classmethod
@@ -204,6 +207,9 @@ class Reader:
         reader.net.load_state_dict(state, strict=False)
         reader.net.eval()
         reader.folder = folder
+        from .qadapter import QueryAdapter
+
+        reader.query_adapter = QueryAdapter.load(folder)
         return reader
 
     def save(self, folder: str | os.PathLike) -> Path:
@@ -217,6 +223,12 @@ class Reader:
         tmp = folder / (ADAPTER_FILE + ".tmp")
         save_file(state, str(tmp))
         os.replace(tmp, folder / ADAPTER_FILE)
+        from .qadapter import ADAPTER_FILE as QUERY_ADAPTER_FILE
+
+        if self.query_adapter is not None:
+            self.query_adapter.save(folder)
+        else:  # a stale adapter of an earlier model in the same folder would not match this one
+            (folder / QUERY_ADAPTER_FILE).unlink(missing_ok=True)
         cfg = asdict(self.config)
         cfg["lora_targets"] = list(self.config.lora_targets)
         tmp = folder / (CONFIG_FILE + ".tmp")
@@ -224,6 +236,13 @@ class Reader:
         os.replace(tmp, folder / CONFIG_FILE)
         self.folder = folder
         return folder
+
+    def adapt_query(self, vector):
+        """A query vector of the base bi-encoder as this reader's first stage compares it: mapped
+        by its query adapter, unchanged when the model has none."""
+        if vector is None or self.query_adapter is None:
+            return vector
+        return self.query_adapter(vector)
 
     # ---- encoding -----------------------------------------------------------------------------
     def encode(self, questions: Sequence[str], texts: Sequence[str], max_len: int | None = None):

@@ -86,12 +86,14 @@ def _batches(examples: Sequence[Example], size: int, rng: random.Random) -> list
     return out
 
 
-def cosine_scores(examples: Sequence[Example], embedder) -> np.ndarray:
-    """The bi-encoder baseline (MiniLM cosine), the "before" of the reranker."""
+def cosine_scores(examples: Sequence[Example], embedder, adapter=None) -> np.ndarray:
+    """The bi-encoder's cosine of each pair (MiniLM: the "before" of the reranker), with the query
+    vectors mapped by ``adapter`` (a :class:`~.qadapter.QueryAdapter`) when one is given."""
     qs = sorted({e.question for e in examples})
     ts = sorted({e.text for e in examples})
-    qv = dict(zip(qs, embedder.encode_queries(qs) if hasattr(embedder, "encode_queries")
-                  else [embedder.encode_query(q) for q in qs]))
+    qmat = np.asarray(embedder.encode_queries(qs) if hasattr(embedder, "encode_queries")
+                      else [embedder.encode_query(q) for q in qs])
+    qv = dict(zip(qs, adapter(qmat) if adapter is not None and len(qs) else qmat))
     tv = dict(zip(ts, embedder.encode_documents(ts)))
     return np.asarray([float(qv[e.question] @ tv[e.text]) for e in examples], np.float32)
 
@@ -240,10 +242,31 @@ def fit_and_save(data: ReaderData, out_dir: Path, settings: TrainSettings | None
         "time_budget_s": settings.time_budget_s, "max_len": settings.max_len, "lora_layers": settings.lora_layers,
         "counts": data.counts(), "before": res.before, "log": res.log, "data_dir": data_dir,
     }
+    if embedder is not None:
+        fit_query_adapter(res.reader, data, embedder, quick=settings.quick, seed=settings.seed, progress=progress)
     summary = calibrate_and_save(res.reader, data, Path(out_dir), embedder=embedder, progress=progress)
     return {"out": str(out_dir), "before": res.before, "after": res.reader.config.training["after"],
             "steps": res.steps, "seconds": res.seconds, "calibration": res.reader.config.calibration,
             "figures": summary}
+
+
+ADAPTER_EPOCHS = 12
+ADAPTER_EPOCHS_QUICK = 3
+
+
+def fit_query_adapter(reader: Reader, data: ReaderData, embedder, *, quick: bool = False, seed: int = 13,
+                      progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Train the bi-encoder query adapter on the same training split, attach it to ``reader``
+    (saved with it; its calibration is then fitted on the adapted cosine); its figures."""
+    from .qadapter import train_query_adapter
+
+    if progress:
+        progress({"event": "adapter", "epochs": ADAPTER_EPOCHS_QUICK if quick else ADAPTER_EPOCHS})
+    adapter, info = train_query_adapter(data.split("train"), data.split("dev"), embedder, seed=seed,
+                                        epochs=ADAPTER_EPOCHS_QUICK if quick else ADAPTER_EPOCHS, progress=progress)
+    reader.query_adapter = adapter
+    reader.config.training["query_adapter"] = info
+    return info
 
 
 def calibrate_and_save(reader: Reader, data: ReaderData, out_dir: Path, *, embedder=None,
@@ -258,9 +281,13 @@ def calibrate_and_save(reader: Reader, data: ReaderData, out_dir: Path, *, embed
         progress({"event": "calibrate", "n": len(dev)})
     ev = evaluate(reader, dev)
     readings = ev.pop("readings")
-    cosines = cosine_scores(dev, embedder) if embedder is not None else None
-    if cosines is not None and not reader.config.training.get("before"):
-        reader.config.training["before"] = {f"cosine_{k}": v for k, v in group_metrics(dev, cosines).items()}
+    if embedder is not None and not reader.config.training.get("before"):
+        base = cosine_scores(dev, embedder)
+        reader.config.training["before"] = {f"cosine_{k}": v for k, v in group_metrics(dev, base).items()}
+    # the cosine the reader's relevance fuses is the one used at query time: adapted, if it has one
+    cosines = cosine_scores(dev, embedder, reader.query_adapter) if embedder is not None else None
+    if cosines is not None and reader.query_adapter is not None:
+        reader.config.training["adapted"] = {f"cosine_{k}": v for k, v in group_metrics(dev, cosines).items()}
     calibration, figures = calibrate(dev, readings, cosines)
     reader.config.calibration = calibration
     reader.config.training["after"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in ev.items()}
@@ -319,12 +346,23 @@ def train_from_data_dir(data_dir: str | None, out_dir: Path, *, quick: bool = Fa
 
 
 def recalibrate(folder: Path, data_dir: str | None = None, *, data: ReaderData | None = None,
-                embedder=None) -> dict[str, Any]:
-    """Re-run the dev calibration of a trained model in place (same data recipe, same seed)."""
+                embedder=None, adapt: bool = False,
+                progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+    """Re-run the dev calibration of a trained model in place (same data recipe, same seed);
+    with ``adapt``, (re)train its query adapter first (``vectree reranker adapt``)."""
     from .data import build_reader_data
 
     reader = Reader.load(folder)
     t = reader.config.training
     if data is None:
+        if progress:
+            progress({"event": "data", "data_dir": str(resolve_data_dir(data_dir))})
         data = build_reader_data(resolve_data_dir(data_dir), seed=int(t.get("seed", 13)), quick=bool(t.get("quick")))
-    return calibrate_and_save(reader, data, Path(folder), embedder=embedder)
+    if adapt:
+        if embedder is None:
+            from vectree.retrieval.embed import get_embedder
+
+            embedder = get_embedder()
+        fit_query_adapter(reader, data, embedder, quick=bool(t.get("quick")), seed=int(t.get("seed", 13)),
+                          progress=progress)
+    return calibrate_and_save(reader, data, Path(folder), embedder=embedder, progress=progress)

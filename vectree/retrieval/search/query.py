@@ -197,8 +197,10 @@ class SearchIndex:
 
     # ---- queries ---------------------------------------------------------------------
     def entry_hits(self, query: str, *, mode: str = "hybrid", limit: int = MIN_CANDIDATES,
+                   vector_map: Callable[[Any], Any] | None = None,
                    _snap: _Snapshot | None = None) -> dict[str, list]:
-        """Raw per-backend entry hits (``{"bm25": [...], "dense": [...]}``, best first)."""
+        """Raw per-backend entry hits (``{"bm25": [...], "dense": [...]}``, best first);
+        ``vector_map`` transforms the encoded query vector first (a reader's query adapter)."""
         if mode not in MODES:
             raise ValueError(f"unknown search mode {mode!r}: expected one of {', '.join(MODES)}")
         snap = _snap or self._snap
@@ -208,7 +210,11 @@ class SearchIndex:
         if mode in ("hybrid", "dense"):
             embedder = self.embedder
             embedder.info.check_compatible(snap.embedder_info, where="search index")
-            hits["dense"] = snap.vectors.search(encode_query(embedder, query), limit) if query.strip() else []
+            if query.strip():
+                vector = encode_query(embedder, query)
+                hits["dense"] = snap.vectors.search(vector_map(vector) if vector_map else vector, limit)
+            else:
+                hits["dense"] = []
         return hits
 
     def _snapshot_for_query(self) -> _Snapshot:
