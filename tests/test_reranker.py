@@ -70,7 +70,8 @@ def test_query_adapter_learns_a_mapping_that_carries_over_to_dev_questions(tmp_p
     """Queries whose vectors are a fixed rotation of their evidence's vectors: the cosine ranks
     evidence no better than chance, the trained adapter learns the rotation from the training
     questions and ranks the held-out dev questions' evidence first."""
-    from vectree.retrieval.rerank.qadapter import QueryAdapter, train_query_adapter
+    from vectree.retrieval.rerank.qadapter import QueryAdapter
+    from vectree.retrieval.rerank.qadapter_train import train_query_adapter
 
     rng = np.random.default_rng(0)
     dim, n = 16, 120

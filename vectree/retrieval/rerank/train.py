@@ -262,7 +262,7 @@ def fit_query_adapter(reader: Reader, data: ReaderData, embedder, *, quick: bool
                       progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
     """Train the bi-encoder query adapter on the same training split, attach it to ``reader``
     (saved with it; its calibration is then fitted on the adapted cosine); its figures."""
-    from .qadapter import train_query_adapter
+    from .qadapter_train import train_query_adapter
 
     if progress:
         progress({"event": "adapter", "epochs": ADAPTER_EPOCHS_QUICK if quick else ADAPTER_EPOCHS})
