@@ -17,8 +17,8 @@ positives; dev MRR / P@1 within each question's candidates):
 | 6 (best dev) | .897 | .837 / .730 | .928 / .862 | 1.000 | .783 / .600 |
 | 14 | .875 | .797 / .645 | .928 / .862 | .994 | .750 / .550 |
 
-Not yet wired into the product: the reader's calibration fuses the base cosine and would need to
-be refitted on adapted cosines, and the eval runs (qasper, qasper_pdf) are still to be made.
+The product's version is vectree/retrieval/rerank/qadapter*.py (`vectree reranker adapt`); on the
+qasper evaluation it lost evidence-page precision (docs/eval/report.md), so it is not shipped.
 """
 
 from __future__ import annotations
