@@ -152,3 +152,22 @@ def test_shared_pdfs_all_readable(shared_pdfs, tmp_path):
         assert all(p["page_no"] == i + 1 for i, p in enumerate(parsed.pages))
         assert parsed.n_chars > 1000 * parsed.n_pages / 4
         assert parsed.title, path.name
+
+
+LIGATURES = "".join(chr(c) for c in range(0xFB00, 0xFB07))  # ﬀ ﬁ ﬂ ﬃ ﬄ ﬅ ﬆ
+
+
+def test_ligatures_are_expanded_so_words_can_be_found(shared_data):
+    """LaTeX sets "ff"/"fi"/"fl" as one glyph; the pages (and so the passages, BM25 and MiniLM)
+    must hold the plain letters, or "offensive" never matches "oﬀensive"."""
+    import pymupdf
+
+    path = shared_data / "qasper_pdf" / "pdfs" / "2001.03131.pdf"
+    with pymupdf.open(path) as doc:  # the PDF really uses ligature glyphs (else this test proves nothing)
+        assert any(ch in doc[0].get_text() for ch in LIGATURES)
+    parsed = parse_pdf(path)
+    assert parsed.status == "ok"
+    text = " ".join(p["text"] for p in parsed.pages)
+    assert not any(ch in text for ch in LIGATURES)
+    assert "Offensive Language Detection" in parsed.pages[0]["text"]
+    assert not any(ch in line["text"] for p in parsed.pages for line in p["lines"] for ch in LIGATURES)

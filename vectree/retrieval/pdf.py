@@ -17,12 +17,16 @@ from typing import Any, Callable
 
 import pymupdf
 
-PARSER_VERSION = "pdf-1"
+PARSER_VERSION = "pdf-2"  # pdf-2: ligatures expanded (TEXT_PRESERVE_LIGATURES off)
 
 # Text-layer pages with fewer characters than this on average are treated as scans.
 MIN_CHARS_PER_PAGE = 40
 
-_DICT_FLAGS = (pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES) | pymupdf.TEXT_MEDIABOX_CLIP
+# Ligatures are expanded (TEXT_PRESERVE_LIGATURES off): LaTeX papers set "ff", "fi", "fl" as one
+# glyph (U+FB00..), and kept as such "oﬀensive" matches neither the BM25 term "offensive" nor
+# MiniLM's vocabulary, so every word with a ligature was invisible to search on real PDFs.
+_DICT_FLAGS = ((pymupdf.TEXTFLAGS_DICT & ~pymupdf.TEXT_PRESERVE_IMAGES & ~pymupdf.TEXT_PRESERVE_LIGATURES)
+               | pymupdf.TEXT_MEDIABOX_CLIP)
 _BOLD_FONT_RE = re.compile(r"bold|black|heavy|semibold|demi|medi\b|cmbx|\.b\b|,b\b|-b\b", re.I)
 _ABSTRACT_RE = re.compile(r"^\s*(a\s?b\s?s\s?t\s?r\s?a\s?c\s?t)\b[\s.:\u2014\u2013-]*", re.I)
 _ABSTRACT_END_RE = re.compile(
