@@ -125,7 +125,9 @@ def trained_store(corpus, tmp_path_factory):
     logger.addHandler(handler)
     logger.setLevel(logging.INFO)
     try:
-        out = train_through_dagster(str(root), quick=True, data_dir=str(data), epochs=2)
+        # a tiny synthetic set does not lift dev IE, so the model is made live by force
+        # (test_a_model_that_did_not_learn_... covers the default, which keeps the live model)
+        out = train_through_dagster(str(root), quick=True, data_dir=str(data), epochs=2, force_live=True)
     finally:
         logger.removeHandler(handler)
     return store, dict(out, progress=lines)
@@ -280,6 +282,36 @@ def test_train_cli_prints_data_progress_figures_and_the_command_that_makes_it_li
     assert current_model_dir(store) == live_before  # --no-live kept the live model
     card = (new[0] / "MODEL_CARD.md").read_text()
     assert "licence-compatible" in card and "IE@1" in card and "Benchmark model" not in card
+
+
+def test_a_model_that_did_not_learn_is_written_but_not_made_live(trained_store, tmp_path, monkeypatch):
+    """A run whose best dev IE is not above the untrained model's (a --quick run on a small sample
+    can end there) keeps the live model and says how to switch anyway: a worse model never
+    replaces a better one without the user asking."""
+    import vectree.retrieval.sprout.train as sprout_train
+    from vectree.cli import main
+    from vectree.retrieval.sprout.model import current_model_dir
+
+    real_train = sprout_train.train
+
+    def train_that_ends_worse(*args, **kwargs):
+        result = real_train(*args, **kwargs)
+        tr = result.model.config.training
+        tr["dev_best"] = {**tr["dev_best"], "mean_ie": round(tr["dev_before"]["mean_ie"] - 0.01, 4)}
+        return result
+
+    monkeypatch.setattr(sprout_train, "train", train_that_ends_worse)
+    store, _ = trained_store
+    live_before = current_model_dir(store)
+    data = write_synthetic_training_data(tmp_path / "syn", n_questions=20, n_articles=8)
+    res = CliRunner().invoke(main, ["sprout", "train", "--store", str(store.root), "--quick", "--data", str(data),
+                                    "--epochs", "1", "--no-trees"])
+    text = " ".join(_output(res).split())
+    assert res.exit_code == 0, text
+    assert current_model_dir(store) == live_before
+    new = sorted((p for p in (store.sprout_dir / "models").iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)[-1]
+    assert "not made live" in text and f"vectree sprout use {new.name}" in text
+    assert _latest(store, "sprout_model")["live"].startswith("kept the live model")
 
 
 def test_list_switch_off_and_back_on(trained_store, monkeypatch):

@@ -110,6 +110,7 @@ class SproutModelConfig(dg.Config):
     seed: int = 13
     threads: int = 2
     make_live: bool = True  # False: write the model beside the others; `vectree sprout use ID` makes it live
+    force_live: bool = False  # make it live even when its dev IE did not rise over the untrained model's
 
 
 def _loss_table(history: list) -> str:
@@ -191,10 +192,19 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     bench = "-bench" if ts.info.get("benchmark_model") else ""
     model.config.model_id = f"sprout-{stamp}-s{config.seed}{'-quick' if config.quick else ''}{bench}"
-    folder = publish_model(store, model, make_live=config.make_live)
+    # a model that did not beat its own starting point on dev never replaces the live one on its own
+    # (a --quick run on a small sample can end below it): it is written, and `vectree sprout use`
+    # can still make it live
+    tr = model.config.training or {}
+    before, after = (tr.get("dev_before") or {}).get("mean_ie"), (tr.get("dev_best") or {}).get("mean_ie")
+    improved = config.force_live or before is None or after is None or after > before
+    folder = publish_model(store, model, make_live=config.make_live and improved)
     write_model_card(folder, model)
+    live = "live" if config.make_live and improved else (
+        "kept the live model: dev IE did not rise over the untrained model" if config.make_live else "not made live")
     return dg.MaterializeResult(
-        metadata={"status": "trained", **_model_metadata(model), "path": dg.MetadataValue.path(str(folder))},
+        metadata={"status": "trained", "live": live, **_model_metadata(model),
+                  "path": dg.MetadataValue.path(str(folder))},
         check_results=[_learned_check(model)],
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from pathlib import Path
 import sys
 
 import click
@@ -41,7 +42,8 @@ def _failure_message(result) -> str:
 
 def train_through_dagster(store_root: str | None = None, *, quick: bool = False, data_dir: str = "",
                           epochs: int = 0, seed: int = 13, rebuild_trees: bool = True, quiet: bool = False,
-                          sources: tuple[str, ...] = ("hotpotqa", "qasper"), make_live: bool = True) -> dict:
+                          sources: tuple[str, ...] = ("hotpotqa", "qasper"), make_live: bool = True,
+                          force_live: bool = False) -> dict:
     """Materialise ``sprout_training_set`` and ``sprout_model`` with training switched on, then
     (when the new model is live) rebuild ``sprout_tree`` for every paper partition; returns a summary
     (``model``: the new model, ``folder``: where it was written, ``trees``/``failed``)."""
@@ -65,7 +67,7 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
             "sprout_training_set": {"config": {"build": True, "quick": quick, "data_dir": data_dir,
                                                "sources": list(sources)}},
             "sprout_model": {"config": {"train": True, "quick": quick, "epochs": epochs, "seed": seed,
-                                        "make_live": make_live}},
+                                        "make_live": make_live, "force_live": force_live}},
         },
     }
     result = dg.materialize(assets, selection=[dg.AssetKey("sprout_training_set"), dg.AssetKey("sprout_model")],
@@ -73,13 +75,16 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
                             raise_on_error=False)
     if not result.success:
         raise click.ClickException(_failure_message(result) or "training run failed")
-    from vectree.retrieval.sprout.model import load_model, models_dir
+    from vectree.retrieval.sprout.model import current_model_dir, load_model, models_dir
 
     folder = max((p for p in models_dir(store).iterdir() if (p / "config.json").exists()),
                  key=lambda p: p.stat().st_mtime)  # the model this run wrote
     model = load_model(folder)
-    rebuilt, failed = rebuild_trees_through_dagster(resources["vectree"]) if rebuild_trees and make_live else ([], {})
-    return {"model": model, "folder": folder, "trees": rebuilt, "failed": failed, "live": make_live}
+    # the asset keeps the live model when the new one did not beat its untrained start on dev
+    live = make_live and (current_model_dir(store) or Path("/nonexistent")).resolve() == folder.resolve()
+    rebuilt, failed = rebuild_trees_through_dagster(resources["vectree"]) if rebuild_trees and live else ([], {})
+    return {"model": model, "folder": folder, "trees": rebuilt, "failed": failed, "live": live,
+            "asked_live": make_live}
 
 
 def rebuild_trees_through_dagster(resource) -> tuple[list[str], dict[str, str]]:
@@ -185,8 +190,10 @@ def register(group: click.Group) -> None:
     @click.option("--seed", type=int, default=13, show_default=True)
     @click.option("--no-live", is_flag=True, help="Write the model but keep the live one (switch later with "
                   "`vectree sprout use ID`).")
+    @click.option("--force-live", is_flag=True, help="Make it live even when its dev IE did not rise over the "
+                  "untrained model's (by default such a model is written but the live one stays).")
     @click.option("--no-trees", is_flag=True, help="Train only; do not rebuild the papers' trees.")
-    def train_cmd(store_root, quick, data_dir, sources, epochs, seed, no_live, no_trees) -> None:
+    def train_cmd(store_root, quick, data_dir, sources, epochs, seed, no_live, force_live, no_trees) -> None:
         """Build the training set, train the model (through Dagster), make it live and rebuild every
         paper's tree.  Prints the data per source, a bar per training phase with its dev metric, the
         dev figures before and after, where the model was written and how to switch models."""
@@ -210,7 +217,7 @@ def register(group: click.Group) -> None:
             try:
                 out = train_through_dagster(store_root, quick=quick, data_dir=data_dir, epochs=epochs, seed=seed,
                                             rebuild_trees=not no_trees, sources=tuple(sources) or ("hotpotqa", "qasper"),
-                                            make_live=not no_live)
+                                            make_live=not no_live, force_live=force_live)
             finally:
                 logger.removeHandler(handler)
             progress.update(handler.line, description="done", total=1, completed=1)
@@ -227,6 +234,12 @@ def register(group: click.Group) -> None:
             console.print(f"it is live now; trees rebuilt for {len(out['trees'])} papers. Roll back with "
                           f"`vectree sprout use {previous.name if previous else 'none'}`"
                           + ("" if previous is None else " (or `vectree sprout use none`: plain passages)"))
+        elif out.get("asked_live"):
+            dev0, dev1 = (tr.get("dev_before") or {}).get("mean_ie"), (tr.get("dev_best") or {}).get("mean_ie")
+            console.print(f"[yellow]not made live[/]: its dev IE@1 ({dev1}) did not rise over the untrained "
+                          f"model's ({dev0}), so the live model stays "
+                          f"{previous.name if previous else 'none (plain passages)'}; make it live anyway with "
+                          f"`vectree sprout use {mid}`")
         else:
             console.print(f"make it live with `vectree sprout use {mid}`")
         for doc_id, e in out["failed"].items():
