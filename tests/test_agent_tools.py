@@ -333,3 +333,24 @@ def test_an_answer_that_only_repeats_the_question_is_not_given(toolbox, ids, mon
     assert not answer.abstained and answer.answer.strip()
     qstems = {stem(w) for w in content_words(question)}
     assert any(stem(w) not in qstems for w in content_words(answer.answer)), answer.answer
+
+
+@pytest.mark.parametrize("q", DEMO_QUESTIONS[:3], ids=lambda q: q["slug"])
+def test_page_one_is_cited_only_when_it_holds_the_best_evidence(toolbox, ids, q, monkeypatch):
+    """Page 1 (title, abstract, opening) restates the paper and passes the threshold for almost any
+    question: with every candidate admitted, a page-1 sentence is still cited only when it is the
+    best candidate (or the sentence the answer is read from, which is always quoted first)."""
+    import vectree.retrieval.rerank.calibrate as calibrate
+
+    monkeypatch.setattr(calibrate, "select", lambda probs, threshold, margin: list(range(len(probs))))
+    paper = ids[q["slug"]]
+    hits = [h for h in toolbox.search_within_paper(paper, q["question"], k=8).data["results"] if "passage" in h]
+    top = max(hits, key=lambda h: h["relevance"])
+    assert any(h["page"] == 1 and h is not top for h in hits), "no page-1 candidate to leave out"
+    answer = OfflineNavigator(toolbox).answer(q["question"], paper=paper)
+    assert not answer.abstained
+    passages = toolbox.passages(paper)
+    top_text = passages.texts[top["passage"]]
+    later = [c for c in answer.citations[1:] if c["page"] == 1]
+    assert all(c["quote"] == top_text for c in later), later
+    assert len(answer.citations) > 1
