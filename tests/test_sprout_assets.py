@@ -314,6 +314,27 @@ def test_a_model_that_did_not_learn_is_written_but_not_made_live(trained_store, 
     assert _latest(store, "sprout_model")["live"].startswith("kept the live model")
 
 
+def test_sprout_within_paper_with_the_reader_gives_passages_it_can_answer_from(trained_store):
+    """`vectree-sprout` (SproutRAG's nodes in search_within_paper) with the trained reader active:
+    the nodes vote in the first stage and the reader reranks passages, so the navigator has
+    sentences (and their readings) to answer from.  It used to return bare nodes, and every
+    question ended in "the papers hold no passages to read"."""
+    from vectree.agent.navigator import OfflineNavigator
+    from vectree.agent.tools import Toolbox
+
+    store, _ = trained_store
+    tb = Toolbox(store, within_paper="sprout")
+    assert tb.reranker() is not None
+    doc_id = store.papers()[0]["doc_id"]
+    query = "why does the capacity of silicon anodes fade?"
+    found = tb.search_within_paper(doc_id, query, k=5).data
+    assert found["method"] == "sprout"
+    assert found["results"] and all("passage" in h and 0 <= h["relevance"] <= 1 for h in found["results"])
+    answer = OfflineNavigator(tb).answer(query, paper=doc_id)
+    assert "no passages" not in answer.answer
+    assert answer.citations or answer.abstained
+
+
 def test_list_switch_off_and_back_on(trained_store, monkeypatch):
     """Rollback: `vectree sprout list` names the live model and its dev figures; `use none` makes
     search_within_paper use passages, retrieval and the eval system say how to switch back;

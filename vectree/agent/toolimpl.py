@@ -277,7 +277,7 @@ class Toolbox:
         return ToolResult("search_within_paper", 1, {"doc_id": doc_id, "query": query, "method": method,
                                                      "results": results})
 
-    def _passages_within(self, doc_id, query, k, titles):
+    def _passages_within(self, doc_id, query, k, titles, sprout_nodes=None):
         from vectree.retrieval.embed import get_embedder
 
         passages = self.passages(doc_id)
@@ -289,7 +289,13 @@ class Toolbox:
             # its calibration fuses (both compare it with the stored, unadapted sentence vectors)
             adapt, qv = self._query_map(reader), get_embedder().encode_query(query)
             qv = adapt(qv) if adapt is not None else qv
-            hits = rerank_passages(reader, passages, query, qv, k)
+            extra = ()
+            if sprout_nodes:  # SproutRAG's nodes are a third vote in the first stage, as without a reader
+                from vectree.retrieval.passages import SPROUT_WEIGHT, sprout_ranking
+
+                ranking, _ = sprout_ranking(passages, qv, sprout_nodes)
+                extra = [(ranking, SPROUT_WEIGHT)] if ranking else ()
+            hits = rerank_passages(reader, passages, query, qv, k, extra=extra)
             with self._lock:  # the reader heads' output, for the offline navigator (not sent to a model)
                 self.readings[(doc_id, query)] = {h["i"]: h["reading"] for h in hits}
                 while len(self.readings) > 64:
@@ -318,6 +324,11 @@ class Toolbox:
             return None
         if not nodes:
             return None
+        if self.reranker() is not None:
+            # with the reader, the nodes vote in the first stage and the reader reranks passages,
+            # whose readings the navigator answers from (node hits alone carry none: vectree-sprout
+            # found no passage to read and answered nothing)
+            return self._passages_within(doc_id, query, k, titles, sprout_nodes=nodes)
         from vectree.retrieval.embed import get_embedder
 
         fused = fuse_with_sprout(self.passages(doc_id), query, get_embedder().encode_query(query), nodes, k)

@@ -329,14 +329,11 @@ def passages_in_node(passages: PaperPassages, node_text: str, node_pages: Sequen
 SPROUT_WEIGHT = 1.0  # the SproutRAG ranking's vote beside BM25's and the cosine's (plain RRF)
 
 
-def fuse_with_sprout(passages: PaperPassages, query: str, query_vector: np.ndarray | None,
-                     nodes: Sequence[dict[str, Any]], k: int = 5, *,
-                     weight: float = SPROUT_WEIGHT) -> list[tuple[PassageHit, Any]]:
-    """Within-paper search with SproutRAG: the paper's passages ranked by reciprocal-rank fusion of
-    BM25, cosine and the SproutRAG nodes (``nodes``: hits of
-    :func:`vectree.retrieval.sprout.papers.retrieve_in_paper`, best first).  The passages a node
-    holds take that node's rank (ties broken by their cosine); a passage is never ranked twice.
-    Returns ``(hit, node_id)`` pairs, ``node_id`` the SproutRAG node holding the passage or ``None``."""
+def sprout_ranking(passages: PaperPassages, query_vector: np.ndarray | None,
+                   nodes: Sequence[dict[str, Any]]) -> tuple[list[int], dict[int, Any]]:
+    """The SproutRAG nodes (best first) as a ranking of passage indices: the passages a node holds
+    take that node's rank (ties broken by their cosine), none twice; and each ranked passage's
+    node id.  The third vote of :func:`fuse_with_sprout` (and of the reranked within-paper search)."""
     sims = passages.vectors @ query_vector if query_vector is not None and len(passages) else None
     ranking: list[int] = []
     holder: dict[int, Any] = {}
@@ -348,6 +345,18 @@ def fuse_with_sprout(passages: PaperPassages, query: str, query_vector: np.ndarr
             if i not in holder:
                 holder[i] = node.get("node_id")
                 ranking.append(i)
+    return ranking, holder
+
+
+def fuse_with_sprout(passages: PaperPassages, query: str, query_vector: np.ndarray | None,
+                     nodes: Sequence[dict[str, Any]], k: int = 5, *,
+                     weight: float = SPROUT_WEIGHT) -> list[tuple[PassageHit, Any]]:
+    """Within-paper search with SproutRAG: the paper's passages ranked by reciprocal-rank fusion of
+    BM25, cosine and the SproutRAG nodes (``nodes``: hits of
+    :func:`vectree.retrieval.sprout.papers.retrieve_in_paper`, best first).  The passages a node
+    holds take that node's rank (ties broken by their cosine); a passage is never ranked twice.
+    Returns ``(hit, node_id)`` pairs, ``node_id`` the SproutRAG node holding the passage or ``None``."""
+    ranking, holder = sprout_ranking(passages, query_vector, nodes)
     hits = passages.rank(query, query_vector, k, extra=[(ranking, weight)] if ranking else ())
     index_of = {pid: i for i, pid in enumerate(passages.ids)}
     return [(h, holder.get(index_of.get(h.passage_id))) for h in hits]
