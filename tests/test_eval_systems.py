@@ -126,7 +126,7 @@ def test_sprout_variants_run_through_the_model_api(ctx, tmp_path, monkeypatch):
     model = SproutModel(SproutConfig(model_id="untrained-test"))
     monkeypatch.setenv("VECTREE_SPROUT_MODEL", str(save_model(model, tmp_path / "model")))
     docs = [Doc(f"d-{t}", "\n".join([text, TOPICS["tides"]])) for t, text in list(TOPICS.items())[:3]]
-    for name in ("sprout", "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-token"):
+    for name in ("sprout", "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-token", "sprout-textnodes"):
         system = make_system(name, "sentences")
         assert system.unavailable() is None, name
         system.prepare(_Bench(), ctx, docs)
@@ -143,6 +143,13 @@ def test_sprout_variants_run_through_the_model_api(ctx, tmp_path, monkeypatch):
             spans.sort()
             assert all(b <= c for (_, b), (c, _) in zip(spans, spans[1:])), name
         assert system.config()["model_id"] == "untrained-test"
+        if name == "sprout-textnodes":  # small inner nodes carry the MiniLM vector of their own text
+            tree, units, chunks = system.trees[0], system.units[0], system.chunks[0]
+            small = [v for v in range(tree.n_leaves, tree.n_nodes) if tree.size(v) <= 8]
+            assert small
+            v = small[0]
+            own = ctx.embedder.encode_documents([" ".join(chunks[j].text for j in tree.leaves(v))])[0]
+            assert np.allclose(units[v], own / np.linalg.norm(own), atol=1e-5)
 
 
 def test_sprout_without_a_model_says_why(monkeypatch, tmp_path):

@@ -162,6 +162,7 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
     SystemSpec("sprout-embtree", ("sentences",), _sprout("sprout-embtree"), "SproutRAG, embedding-similarity tree"),
     SystemSpec("sprout-fixedtau", ("sentences",), _sprout("sprout-fixedtau"), "SproutRAG, untrained threshold"),
     SystemSpec("sprout-token", ("sentences",), _sprout("sprout-token"), "SproutRAG, token-level attention"),
+    SystemSpec("sprout-textnodes", ("sentences",), _sprout("sprout-textnodes"), "SproutRAG, text-embedded nodes"),
 ]}
 
 # what `vectree eval` runs when no --system is given: the method and its published baselines

@@ -40,7 +40,9 @@ VARIANTS = {
     "sprout-embtree": "SproutRAG ablation: tree from MiniLM embedding similarity, no attention",
     "sprout-fixedtau": "SproutRAG ablation: untrained threshold tau (the learned one replaced by its initial value)",
     "sprout-token": "SproutRAG ablation: token-level MiniLM attention (512-token windows)",
+    "sprout-textnodes": "SproutRAG, inner nodes of up to 8 chunks scored by the MiniLM vector of their text",
 }
+TEXT_NODE_CHUNKS = 8
 
 
 def find_model_dir() -> str | None:
@@ -144,17 +146,31 @@ class SproutSystem(RetrieverSystem):
             self.doc_order.append(d.doc_id)
             self.trees.append(tree)
             v = tree.vectors
-            self.units.append(v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12))
+            units = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
+            if self.name == "sprout-textnodes":
+                units = self._text_units(tree, cs, units)
+            self.units.append(units)
             self.chunks.append(cs)
             self.doc_objs.append(d)
         self.position = {d: i for i, d in enumerate(self.doc_order)}
+
+    def _text_units(self, tree, chunks, units):
+        """Inner nodes of up to TEXT_NODE_CHUNKS chunks get the MiniLM vector of their own text."""
+        inner = [v for v in range(tree.n_leaves, tree.n_nodes) if tree.size(v) <= TEXT_NODE_CHUNKS]
+        if not inner:
+            return units
+        texts = [" ".join(chunks[j].text for j in sorted(tree.leaves(v))) for v in inner]
+        vecs = self.ctx.embedder.encode_documents(texts)
+        units = units.copy()
+        units[inner] = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        return units
 
     def _tree(self, x: np.ndarray, chunks):
         from vectree.retrieval.sprout.tree import build_tree, mutual_attention
 
         para = [c.paragraph for c in chunks]
         weights = np.asarray([c.n_sentences for c in chunks], dtype=np.float64)
-        if self.name in ("sprout", "sprout-leaves", "sprout-fixedtau"):
+        if self.name in ("sprout", "sprout-leaves", "sprout-fixedtau", "sprout-textnodes"):
             return self.model.document_tree(x, para, weights).tree
         if self.name == "sprout-uniform":
             return self.model.document_tree(x, para, weights, uniform_alpha=True).tree
