@@ -171,3 +171,28 @@ def test_ligatures_are_expanded_so_words_can_be_found(shared_data):
     assert not any(ch in text for ch in LIGATURES)
     assert "Offensive Language Detection" in parsed.pages[0]["text"]
     assert not any(ch in line["text"] for p in parsed.pages for line in p["lines"] for ch in LIGATURES)
+
+
+def test_papers_parsed_by_an_older_parser_are_parsed_again_on_the_next_refresh(tmp_path):
+    """A parser fix (pdf-2 expands ligatures) reaches papers ingested before it: the next
+    `vectree ingest` re-runs exactly the papers whose record names another parser version."""
+    import json
+
+    from vectree.retrieval.pdf import PARSER_VERSION
+
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    pdfmaker.write_paper(corpus / "glacier.pdf", "Glacier Melt Dynamics in Alpine Basins", pdfmaker.GOOD_SECTIONS)
+    pdfmaker.write_paper(corpus / "soil.pdf", "Soil Moisture Retrieval from Radar", pdfmaker.GOOD_SECTIONS)
+    root = str(tmp_path / "store")
+    store, report, _ = run_ingest([str(corpus)], root, quiet=True)
+    assert len(report.plan.run) == 2 and not report.plan.outdated
+    old, kept = sorted(r["doc_id"] for r in store.read_catalog())
+    record = store.read_record(old)
+    store.record_path(old).write_text(json.dumps({**record, "parser_version": "pdf-0"}))
+    _, again, _ = run_ingest([str(corpus)], root, quiet=True)
+    assert again.plan.outdated == [old] and again.plan.run == [old]
+    assert store.read_record(old)["parser_version"] == PARSER_VERSION
+    res = CliRunner().invoke(main, ["ingest", str(corpus), "--store", root])
+    assert res.exit_code == 0, res.output
+    assert "0 papers processed" in res.output and "re-parsed" not in res.output

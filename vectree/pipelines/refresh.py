@@ -37,6 +37,7 @@ class RefreshPlan:
     add: list[str] = field(default_factory=list)  # new partitions
     remove: list[str] = field(default_factory=list)  # partitions whose PDFs are gone
     run: list[str] = field(default_factory=list)  # partitions to materialise
+    outdated: list[str] = field(default_factory=list)  # papers parsed by an older parser (run again)
 
     @property
     def changed(self) -> bool:
@@ -90,20 +91,42 @@ def plan_refresh(
     *,
     force: bool = False,
     failed: Iterable[str] = (),
+    outdated: Iterable[str] = (),
 ) -> RefreshPlan:
     """Compare the corpus with the instance: new papers are added and run, vanished ones removed,
     papers with any per-paper asset not yet materialised are run again, and so are the ``failed``
-    ones (a paper that failed inside a batch run: the batch's range is materialised as a whole)."""
+    ones (a paper that failed inside a batch run: the batch's range is materialised as a whole)
+    and the ``outdated`` ones (parsed by an older parser: :func:`outdated_papers`)."""
     wanted = set(doc_ids)
     existing = set(existing_partitions)
     failed = set(failed)
-    plan = RefreshPlan(add=sorted(wanted - existing), remove=sorted(existing - wanted))
+    plan = RefreshPlan(add=sorted(wanted - existing), remove=sorted(existing - wanted),
+                       outdated=sorted(set(outdated) & wanted))
     for doc_id in sorted(wanted):
         # a new partition always runs: a paper removed and then restored (or a PDF put back) still
         # has the materialisations of its old partition, but its artefacts were deleted with it
-        if force or doc_id in plan.add or doc_id in failed or any(doc_id not in keys for keys in materialized.values()):
+        if (force or doc_id in plan.add or doc_id in failed or doc_id in plan.outdated
+                or any(doc_id not in keys for keys in materialized.values())):
             plan.run.append(doc_id)
     return plan
+
+
+def outdated_papers(store: Store, doc_ids: Iterable[str]) -> list[str]:
+    """Papers whose record says another parser version than this one (``retrieval.pdf.PARSER_VERSION``):
+    a parser fix (``pdf-2`` expands ligatures, so words with ff/fi/fl become searchable) reaches
+    papers ingested before it on the next refresh, without ``--force``."""
+    from vectree.retrieval.pdf import PARSER_VERSION
+    from vectree.retrieval.store import StoreError
+
+    out = []
+    for doc_id in doc_ids:
+        try:
+            version = store.read_record(doc_id).get("parser_version")
+        except StoreError:  # no record yet: a new paper, which runs anyway
+            continue
+        if version != PARSER_VERSION:
+            out.append(doc_id)
+    return out
 
 
 def materialized_partitions(instance: dg.DagsterInstance, keys: list[dg.AssetKey]) -> dict[dg.AssetKey, set[str]]:
@@ -367,6 +390,7 @@ def _refresh_locked(defs, resource, store, *, llm, instance, force, on_paper, st
         materialized_partitions(instance, paper_keys),
         force=force,
         failed=[d for d in earlier_failures if d in doc_ids],
+        outdated=outdated_papers(store, doc_ids),
     )
     if plan.add:
         instance.add_dynamic_partitions(papers_partitions.name, plan.add)
