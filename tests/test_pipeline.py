@@ -128,6 +128,24 @@ def test_schedule_adds_partitions_and_requests_runs(two_paper_store):
     assert new[0] in instance.get_dynamic_partitions("papers")
 
 
+def test_schedule_parses_again_a_paper_read_by_an_older_parser(two_paper_store):
+    """The daily refresh brings papers parsed before a parser fix up to date: only the paper whose
+    record names another parser version is requested."""
+    import json
+
+    corpus, store, resource = two_paper_store
+    instance = instance_for(store)
+    old = sorted(r["doc_id"] for r in store.read_catalog())[0]
+    store.record_path(old).write_text(json.dumps({**store.read_record(old), "parser_version": "pdf-0"}))
+    schedule = defs.resolve_schedule_def("daily_refresh")
+    with dg.build_schedule_context(instance=instance, resources={"vectree": resource},
+                                   repository_def=defs.get_repository_def(),
+                                   scheduled_execution_time=datetime.datetime(2026, 12, 5, 3, 0,
+                                                                              tzinfo=datetime.timezone.utc)) as ctx:
+        requests = list(schedule.evaluate_tick(ctx).run_requests)
+    assert [r.partition_key for r in requests] == [old]
+
+
 def test_text_layer_check_flags_a_scanned_pdf(tmp_path):
     corpus = tmp_path / "corpus"
     corpus.mkdir()

@@ -11,7 +11,7 @@ from vectree.assets.resources import VectreeStore
 from vectree.retrieval.store import StoreBusyError
 
 from .jobs import TRIGGER_TAG, corpus_job, paper_job, run_tags
-from .refresh import RefreshPlan, paper_asset_keys, plan_refresh
+from .refresh import RefreshPlan, outdated_papers, paper_asset_keys, plan_refresh
 
 
 # Runs the daemon launches execute their steps one after the other in the run's own process, as
@@ -50,7 +50,8 @@ def _paper_plan(context, vectree: VectreeStore) -> tuple[list[str], RefreshPlan,
     doc_ids = sorted({f.doc_id for f in files})
     existing = context.instance.get_dynamic_partitions(papers_partitions.name)
     materialized = {k: set(context.instance.get_materialized_partitions(k)) for k in keys}
-    return doc_ids, plan_refresh(doc_ids, existing, materialized), changed
+    # papers read by an older parser run again too (once per run key: a failing one is not retried each tick)
+    return doc_ids, plan_refresh(doc_ids, existing, materialized, outdated=outdated_papers(store, doc_ids)), changed
 
 
 def _read_cursor(cursor: str | None) -> tuple[int, str | None]:
