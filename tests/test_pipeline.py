@@ -110,17 +110,20 @@ def test_sensor_requests_runs_for_added_and_changed_pdfs(two_paper_store):
     assert all(r.tags["vectree/sources"] == str(corpus.resolve()) for r in result.run_requests)
 
 
+def _daily_refresh_tick(instance, resource, when: datetime.datetime) -> list:
+    """The run requests of one ``daily_refresh`` tick at ``when``.  (The context is a context
+    manager: the store resource is one, it holds the writer lock during a run.)"""
+    schedule = defs.resolve_schedule_def("daily_refresh")
+    with dg.build_schedule_context(instance=instance, resources={"vectree": resource},
+                                   repository_def=defs.get_repository_def(), scheduled_execution_time=when) as ctx:
+        return list(schedule.evaluate_tick(ctx).run_requests)
+
+
 def test_schedule_adds_partitions_and_requests_runs(two_paper_store):
     corpus, store, resource = two_paper_store
     instance = instance_for(store)
     pdfmaker.write_paper(corpus / "ice.pdf", "River Ice Break-up Forecasting", pdfmaker.GOOD_SECTIONS)
-    schedule = defs.resolve_schedule_def("daily_refresh")
-    # (a context manager: the store resource is one, it holds the writer lock during a run)
-    with dg.build_schedule_context(instance=instance, resources={"vectree": resource},
-                                   repository_def=defs.get_repository_def(),
-                                   scheduled_execution_time=datetime.datetime(2026, 12, 2, 3, 0,
-                                                                              tzinfo=datetime.timezone.utc)) as ctx:
-        requests = list(schedule.evaluate_tick(ctx).run_requests)
+    requests = _daily_refresh_tick(instance, resource, datetime.datetime(2026, 12, 2, 3, 0, tzinfo=datetime.timezone.utc))
     new = [r.partition_key for r in requests if r.partition_key]
     assert len(new) == 1 and new[0].startswith("ice-")
     assert all(r.tags["vectree/trigger"] == "schedule" for r in requests)
@@ -137,12 +140,7 @@ def test_schedule_parses_again_a_paper_read_by_an_older_parser(two_paper_store):
     instance = instance_for(store)
     old = sorted(r["doc_id"] for r in store.read_catalog())[0]
     store.record_path(old).write_text(json.dumps({**store.read_record(old), "parser_version": "pdf-0"}))
-    schedule = defs.resolve_schedule_def("daily_refresh")
-    with dg.build_schedule_context(instance=instance, resources={"vectree": resource},
-                                   repository_def=defs.get_repository_def(),
-                                   scheduled_execution_time=datetime.datetime(2026, 12, 5, 3, 0,
-                                                                              tzinfo=datetime.timezone.utc)) as ctx:
-        requests = list(schedule.evaluate_tick(ctx).run_requests)
+    requests = _daily_refresh_tick(instance, resource, datetime.datetime(2026, 12, 5, 3, 0, tzinfo=datetime.timezone.utc))
     assert [r.partition_key for r in requests] == [old]
 
 
