@@ -287,11 +287,6 @@ def numeric_answer(question: str, evidence: list[str]) -> str | None:
 
 # ---- the reader path: calibrated evidence selection, answer reading, confidence, abstention ----
 MAX_CITED = 4
-# Page 1 (title, abstract, the opening of the introduction) restates the whole paper, so its
-# sentences pass the threshold for almost any question about it, while the evidence seldom lies
-# there (12 of the 75 located pagebench training rows, 16 %): a page-1 sentence is cited only when
-# it is the best evidence of all.
-FIRST_PAGE_ONLY_AS_BEST = True
 MAX_PAPERS = 2  # papers read per question when the calibrated paper threshold admits several
 READ_TOP = 3
 CAPTION = re.compile(r"^\s*(fig(ure)?\.?|table|tab\.|algorithm|listing|eq(uation)?\.?)\s*\d", re.I)
@@ -387,9 +382,12 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     # ---- which evidence is cited
     if nav.calibrated:
         cited = [candidates[i] for i in select([c["relevance"] for c in candidates], sel["threshold"], sel["margin"])]
-        if FIRST_PAGE_ONLY_AS_BEST:
-            top = max(candidates, key=lambda c: c["relevance"])
-            cited = [c for c in cited if c["page"] != 1 or c is top] or [top]
+        # page 1 (title, abstract, the opening) restates the whole paper, so its sentences pass the
+        # threshold for almost any question about it, while the evidence seldom lies there (12 of
+        # the 75 located pagebench training rows, 16 %): a page-1 sentence is cited only when it is
+        # the best candidate of all (which `select` always keeps)
+        top = max(candidates, key=lambda c: c["relevance"])
+        cited = [c for c in cited if c["page"] != 1 or c is top]
     else:
         cited = candidates[:2] if len(candidates) > 1 and candidates[1]["relevance"] >= 0.9 * best else candidates[:1]
     cited = sorted(cited, key=lambda c: -c["relevance"])[:MAX_CITED]

@@ -140,12 +140,17 @@ def _model_metadata(model) -> dict:
     }
 
 
+def _dev_mean_ie(model) -> tuple[float | None, float | None]:
+    """Mean dev IE@1 of the untrained model and of the trained one (its best epoch)."""
+    tr = model.config.training or {}
+    return (tr.get("dev_before") or {}).get("mean_ie"), (tr.get("dev_best") or {}).get("mean_ie")
+
+
 def _learned_check(model) -> dg.AssetCheckResult:
     import numpy as np
 
     tr = model.config.training or {}
-    before = (tr.get("dev_before") or {}).get("mean_ie")
-    after = (tr.get("dev_best") or {}).get("mean_ie")
+    before, after = _dev_mean_ie(model)
     a0, a1 = tr.get("alpha_before"), tr.get("alpha_after")
     moved = float(np.abs(np.array(a1) - np.array(a0)).max()) if a0 and a1 else 0.0
     passed = before is not None and after is not None and after > before and moved > 0
@@ -195,8 +200,7 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
     # a model that did not beat its own starting point on dev never replaces the live one on its own
     # (a --quick run on a small sample can end below it): it is written, and `vectree sprout use`
     # can still make it live
-    tr = model.config.training or {}
-    before, after = (tr.get("dev_before") or {}).get("mean_ie"), (tr.get("dev_best") or {}).get("mean_ie")
+    before, after = _dev_mean_ie(model)
     improved = config.force_live or before is None or after is None or after > before
     folder = publish_model(store, model, make_live=config.make_live and improved)
     write_model_card(folder, model)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from pathlib import Path
 import sys
 
 import click
@@ -81,7 +80,8 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
                  key=lambda p: p.stat().st_mtime)  # the model this run wrote
     model = load_model(folder)
     # the asset keeps the live model when the new one did not beat its untrained start on dev
-    live = make_live and (current_model_dir(store) or Path("/nonexistent")).resolve() == folder.resolve()
+    current = current_model_dir(store)
+    live = make_live and current is not None and current.resolve() == folder.resolve()
     rebuilt, failed = rebuild_trees_through_dagster(resources["vectree"]) if rebuild_trees and live else ([], {})
     return {"model": model, "folder": folder, "trees": rebuilt, "failed": failed, "live": live,
             "asked_live": make_live}

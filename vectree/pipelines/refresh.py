@@ -22,7 +22,7 @@ import dagster as dg
 from vectree.assets.partitions import FAILED_KEY, MODEL, SCOPE_TAG, papers_partitions
 from vectree.assets.resources import VectreeStore, refresh_holder
 from vectree.retrieval.config import Settings, load_settings, set_dagster_env
-from vectree.retrieval.store import Store
+from vectree.retrieval.store import Store, StoreError
 
 from .pulled import record_pulled_papers
 from .jobs import REFRESH_TAG, corpus_job, paper_job, run_tags, scan_job
@@ -116,7 +116,6 @@ def outdated_papers(store: Store, doc_ids: Iterable[str]) -> list[str]:
     a parser fix (``pdf-2`` expands ligatures, so words with ff/fi/fl become searchable) reaches
     papers ingested before it on the next refresh, without ``--force``."""
     from vectree.retrieval.pdf import PARSER_VERSION
-    from vectree.retrieval.store import StoreError
 
     out = []
     for doc_id in doc_ids:
