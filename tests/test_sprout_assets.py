@@ -208,7 +208,8 @@ def test_retrieve_in_paper_and_cli(trained_store):
     stored = read_paper_tree(store, doc_id).tree
     _, chunks = chunk_pages(store.read_page_texts(doc_id))
     fresh = model_for(store).document_tree(embed_texts([c.text for c in chunks]), [c.paragraph for c in chunks],
-                                           [c.n_sentences for c in chunks]).tree
+                                           [c.n_sentences for c in chunks], texts=[c.text for c in chunks],
+                                           encode=embed_texts).tree
     assert np.array_equal(stored.children, fresh.children)
     assert np.allclose(stored.vectors, fresh.vectors, atol=1e-5)
     assert np.allclose(stored.strength, fresh.strength) and np.array_equal(stored.weight, fresh.weight)

@@ -81,11 +81,12 @@ def test_save_and_load_give_identical_retrieval(trained, training_set, tmp_path)
     assert (folder / "model.safetensors").stat().st_size > 0
     loaded = load_model(folder)
     for d, x, xq in list(zip(training_set.docs, training_set.x, training_set.xq))[:4]:
-        t1 = model.document_tree(x, d.para, d.weights).tree
-        t2 = loaded.document_tree(x, d.para, d.weights).tree
+        text = {"texts": d.chunks, "encode": training_set.encode}
+        t1 = model.document_tree(x, d.para, d.weights, **text).tree
+        t2 = loaded.document_tree(x, d.para, d.weights, **text).tree
         assert np.array_equal(t1.children, t2.children) and np.allclose(t1.vectors, t2.vectors)
-        h1 = model.search([t1], model.encode_query(xq)[0], 5)
-        h2 = loaded.search([t2], loaded.encode_query(xq)[0], 5)
+        h1 = model.search([t1], model.search_query(xq)[0], 5)
+        h2 = loaded.search([t2], loaded.search_query(xq)[0], 5)
         assert [(h.node, round(h.score, 6)) for h in h1] == [(h.node, round(h.score, 6)) for h in h2]
     assert loaded.search_params().tau == pytest.approx(model.search_params().tau)
 

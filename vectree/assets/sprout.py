@@ -185,9 +185,12 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
         return dg.MaterializeResult(metadata={"status": "live", **_model_metadata(model)},
                                     check_results=[_learned_check(model)])
     from vectree.retrieval.sprout.data import TrainingSet
+    from vectree.retrieval.sprout.encoder import embed_texts
     from vectree.retrieval.sprout.train import TrainConfig, train
 
     ts = TrainingSet.load(_training_folder(store))
+    cache = store.sprout_cache_dir
+    ts.encode = lambda texts: embed_texts(texts, cache_dir=cache)  # text nodes, through the same cache
     tc = TrainConfig.quick(seed=config.seed, threads=config.threads) if config.quick else \
         TrainConfig(seed=config.seed, threads=config.threads)
     if config.epochs:

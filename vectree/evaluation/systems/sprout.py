@@ -41,8 +41,19 @@ VARIANTS = {
     "sprout-fixedtau": "SproutRAG ablation: untrained threshold tau (the learned one replaced by its initial value)",
     "sprout-token": "SproutRAG ablation: token-level MiniLM attention (512-token windows)",
     "sprout-textnodes": "SproutRAG, inner nodes of up to 8 chunks scored by the MiniLM vector of their text",
+    # diagnostics (representation vs granularity): only the tree's paragraph nodes, ranked by cosine
+    "sprout-paranodes": "diagnostic: the tree's paragraph nodes only, ranked by the progressive node vector",
+    "sprout-paratext": "diagnostic: the tree's paragraph nodes only, ranked by the MiniLM vector of their text",
+    "sprout-textcos": "diagnostic: nodes of up to 4 chunks embedded from their text, k non-nested by cosine",
+    "sprout-textbeam": "diagnostic: nodes of up to 4 chunks embedded from their text, beam search, cosine",
 }
 TEXT_NODE_CHUNKS = 8
+
+
+def _diag_chunks() -> int:
+    import os
+
+    return int(os.environ.get("VECTREE_DIAG_TEXT_CHUNKS", "4"))
 
 
 def find_model_dir() -> str | None:
@@ -118,6 +129,8 @@ class SproutSystem(RetrieverSystem):
         if self.name == "sprout-fixedtau":
             overrides = {"tau": float(self.model.config.tau_init),
                          "tau_temperature": float(self.model.config.tau_temperature_init)}
+        if self.name == "sprout-textbeam":
+            overrides = {"rerank": "cosine", "tau": -1.0}
         return self.model.search_params(**overrides)
 
     def index(self, docs: Sequence[Doc]) -> None:
@@ -133,6 +146,7 @@ class SproutSystem(RetrieverSystem):
         self.units: list[np.ndarray] = []
         self.chunks: list[list] = []
         self.doc_objs: list[Doc] = []
+        self.para_nodes: list[np.ndarray] = []
         all_chunks = [(d, chunk_text(d.text)) for d in docs]
         texts = [c.text for _, cs in all_chunks for c in cs]
         vecs = emb.encode_documents(texts) if texts else np.zeros((0, emb.info.dim), np.float32)
@@ -149,14 +163,37 @@ class SproutSystem(RetrieverSystem):
             units = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
             if self.name == "sprout-textnodes":
                 units = self._text_units(tree, cs, units)
+            if self.name in ("sprout-textcos", "sprout-textbeam"):
+                small = np.asarray([v for v in range(tree.n_nodes) if tree.size(v) <= _diag_chunks()], np.int64)
+                self.para_nodes.append(small)
+                units = self._text_units(tree, cs, units, nodes=small)
+            if self.name in ("sprout-paranodes", "sprout-paratext"):
+                self.para_nodes.append(self._paragraph_nodes(tree, cs))
+                if self.name == "sprout-paratext":
+                    units = self._text_units(tree, cs, units, nodes=self.para_nodes[-1])
             self.units.append(units)
             self.chunks.append(cs)
             self.doc_objs.append(d)
         self.position = {d: i for i, d in enumerate(self.doc_order)}
 
-    def _text_units(self, tree, chunks, units):
-        """Inner nodes of up to TEXT_NODE_CHUNKS chunks get the MiniLM vector of their own text."""
-        inner = [v for v in range(tree.n_leaves, tree.n_nodes) if tree.size(v) <= TEXT_NODE_CHUNKS]
+    @staticmethod
+    def _paragraph_nodes(tree, chunks) -> np.ndarray:
+        """The nodes whose leaves are exactly the chunks of one paragraph (one per paragraph that
+        the tree keeps whole)."""
+        per_para: dict[int, int] = {}
+        for c in chunks:
+            per_para[c.paragraph] = per_para.get(c.paragraph, 0) + 1
+        out = []
+        for v in range(tree.n_nodes):
+            paras = {chunks[j].paragraph for j in tree.leaf_order[tree.lo[v]:tree.hi[v]]}
+            if len(paras) == 1 and tree.size(v) == per_para[next(iter(paras))]:
+                out.append(v)
+        return np.asarray(out, dtype=np.int64)
+
+    def _text_units(self, tree, chunks, units, nodes=None):
+        """Inner nodes of up to TEXT_NODE_CHUNKS chunks (or ``nodes``) get the MiniLM vector of their own text."""
+        inner = [v for v in range(tree.n_leaves, tree.n_nodes) if tree.size(v) <= TEXT_NODE_CHUNKS] \
+            if nodes is None else [int(v) for v in nodes]
         if not inner:
             return units
         texts = [" ".join(chunks[j].text for j in sorted(tree.leaves(v))) for v in inner]
@@ -169,21 +206,51 @@ class SproutSystem(RetrieverSystem):
         from vectree.retrieval.sprout.tree import build_tree, mutual_attention
 
         para = [c.paragraph for c in chunks]
+        text = {"texts": [c.text for c in chunks], "encode": self.ctx.embedder.encode_documents}
         weights = np.asarray([c.n_sentences for c in chunks], dtype=np.float64)
-        if self.name in ("sprout", "sprout-leaves", "sprout-fixedtau", "sprout-textnodes"):
-            return self.model.document_tree(x, para, weights).tree
+        if self.name in ("sprout", "sprout-leaves", "sprout-fixedtau", "sprout-textnodes", "sprout-paranodes",
+                         "sprout-paratext", "sprout-textcos", "sprout-textbeam"):
+            return self.model.document_tree(x, para, weights, **text).tree
         if self.name == "sprout-uniform":
-            return self.model.document_tree(x, para, weights, uniform_alpha=True).tree
+            return self.model.document_tree(x, para, weights, uniform_alpha=True, **text).tree
         if self.name == "sprout-embtree":
             h, _ = self.model.contextualise(x, para)
             sim = (x @ x.T).astype(np.float64)
             np.fill_diagonal(sim, -np.inf)  # the convention of mutual_attention: never with itself
-            return build_tree(sim, h, weights)
+            return self._with_text(build_tree(sim, h, weights), x, text)
         from vectree.retrieval.sprout.encoder import token_chunk_attention
 
         # (layers x heads, n, n) maps averaged uniformly, as the reference does
         att = token_chunk_attention([c.text for c in chunks], embedder=self.ctx.embedder.inner).mean(axis=0)
-        return build_tree(mutual_attention(att), x, weights)
+        return self._with_text(build_tree(mutual_attention(att), x, weights), x, text)
+
+    def _with_text(self, tree, x, text):
+        """The model's text nodes on a tree built another way (the ablations change one thing only)."""
+        from vectree.retrieval.sprout.tree import with_text_vectors
+
+        return with_text_vectors(tree, x, text["texts"], text["encode"], self.model.config.text_node_chunks)
+
+    def _paragraph_search(self, picks, qv, k, nested_ok=True):
+        q = qv / max(float(np.linalg.norm(qv)), 1e-12)
+        scored = [(float(s), i, int(v)) for i in picks for v, s in
+                  zip(self.para_nodes[i], self.units[i][self.para_nodes[i]] @ q)]
+        scored.sort(key=lambda t: -t[0])
+        out = []
+        taken = []
+        for s, i, v in scored:
+            if len(taken) == k:
+                break
+            tree = self.trees[i]
+            if not nested_ok and any(i == j and tree.lo[v] < tree.hi[w] and tree.lo[w] < tree.hi[v] for j, w, _ in taken):
+                continue
+            taken.append((i, v, s))
+        for i, v, s in taken:
+            tree, chunks, doc = self.trees[i], self.chunks[i], self.doc_objs[i]
+            leaves = tree.leaves(v)
+            spans = tuple((chunks[j].start, chunks[j].end) for j in leaves)
+            out.append(Hit(doc.doc_id, spans, " ".join(chunks[j].text for j in leaves), s, doc.pages_of(spans), 2,
+                           f"{doc.doc_id}:{v}"))
+        return out
 
     def search(self, query: str, k: int, scope: Collection[str] | None = None) -> list[Hit]:
         picks = list(range(len(self.trees))) if scope is None else sorted(
@@ -191,7 +258,13 @@ class SproutSystem(RetrieverSystem):
         if not picks:
             return []
         xq = self.ctx.embedder.encode_query(query)
-        qv = self.model.encode_query(xq) if self.name != "sprout-token" else xq
+        qv = self.model.search_query(xq) if self.name != "sprout-token" else xq
+        if self.name in ("sprout-paranodes", "sprout-paratext"):
+            return self._paragraph_search(picks, xq if self.name == "sprout-paratext" else qv, k)
+        if self.name == "sprout-textcos":
+            return self._paragraph_search(picks, xq, k, nested_ok=False)
+        if self.name == "sprout-textbeam":
+            qv = xq
         # the model's own search: its learned threshold and reranker, whatever built the trees
         cands = self.model.search([self.trees[i] for i in picks], qv, k, params=self._params(),
                                   node_units=[self.units[i] for i in picks])

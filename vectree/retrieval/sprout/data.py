@@ -229,10 +229,14 @@ class TrainingSet:
     x: list[np.ndarray]  # per doc: (n, dim) chunk embeddings
     xq: list[np.ndarray]  # per doc: (n_queries, dim) query embeddings
     info: dict = field(default_factory=dict)
+    # texts -> MiniLM vectors (through the training cache): what embeds the small nodes of a
+    # text-node model's trees, whose texts depend on the tree and so on the model; not saved
+    encode: Callable[[list[str]], np.ndarray] | None = field(default=None, repr=False, compare=False)
 
     def where(self, keep: Callable[[TrainDoc], bool]) -> "TrainingSet":
         idx = [i for i, d in enumerate(self.docs) if keep(d)]
-        return TrainingSet([self.docs[i] for i in idx], [self.x[i] for i in idx], [self.xq[i] for i in idx], self.info)
+        return TrainingSet([self.docs[i] for i in idx], [self.x[i] for i in idx], [self.xq[i] for i in idx], self.info,
+                           self.encode)
 
     def split(self, name: str) -> "TrainingSet":
         return self.where(lambda d: d.split == name)
@@ -358,7 +362,7 @@ def build_training_set(data_dir: str | os.PathLike | None = None, *, quick: bool
         "split_rule": f"sha256('{SPLIT_SALT}:' + id); hotpotqa {HOTPOT_SPLITS} by question id, qasper "
                       f"{QASPER_SPLITS} by article id, dragonball {DRAGONBALL_SPLITS} by query id ('dragonball:' + id)",
     }
-    ts = TrainingSet(docs, xs, xqs, info)
+    ts = TrainingSet(docs, xs, xqs, info, lambda texts: embed_texts(texts, cache_dir=cache_dir, embedder=emb))
     ts.info["summary"] = ts.summary()
     return ts
 

@@ -16,7 +16,7 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 import torch
@@ -24,7 +24,7 @@ from torch import nn
 
 from .encoder import EncoderConfig, SproutEncoder, aggregate_attention
 from .search import FEATURE_NAMES, N_FEATURES, Candidate, SearchParams, search_forest
-from .tree import Tree, build_tree, mutual_attention
+from .tree import Tree, build_tree, mutual_attention, with_text_vectors
 
 FORMAT_VERSION = 1
 WEIGHTS_FILE = "model.safetensors"
@@ -51,6 +51,10 @@ class SproutConfig:
     scorer_hidden: int = 32  # the learned reranker's hidden width
     # the node features the reranker reads (names from search.FEATURE_NAMES); default: all of them
     scorer_features: list[str] = field(default_factory=lambda: list(FEATURE_NAMES))
+    # nodes of at most this many chunks are represented by the MiniLM vector of their own text and
+    # searched against the plain MiniLM query (tree.with_text_vectors); 0: progressive embeddings
+    # and the query adapter throughout (models trained before text nodes)
+    text_node_chunks: int = 0
     tau_init: float = 0.0  # on the reranker's logit scale
     tau_temperature_init: float = 1.0
     model_id: str = ""
@@ -192,12 +196,30 @@ class SproutModel(nn.Module):
         return h, att
 
     def document_tree(self, x: np.ndarray, para: Sequence[int], weights: Sequence[float] | None = None, *,
-                      uniform_alpha: bool = False) -> DocumentTree:
-        """Build one document's tree from its MiniLM chunk embeddings and paragraph ids."""
+                      uniform_alpha: bool = False, texts: Sequence[str] | None = None,
+                      encode: Callable[[list[str]], np.ndarray] | None = None) -> DocumentTree:
+        """Build one document's tree from its MiniLM chunk embeddings and paragraph ids.
+
+        A model with text nodes (``config.text_node_chunks``) needs the chunks' ``texts`` and the
+        base encoder's ``encode`` (texts -> vectors) to embed its small nodes."""
         if len(x) == 0:
             raise ValueError("a document needs at least one chunk")
         h, att = self.contextualise(x, para, uniform_alpha=uniform_alpha)
-        return DocumentTree(build_tree(mutual_attention(att), h, None if weights is None else np.asarray(weights)), att)
+        tree = build_tree(mutual_attention(att), h, None if weights is None else np.asarray(weights))
+        if self.config.text_node_chunks:
+            if texts is None or encode is None:
+                raise ValueError(f"model {self.config.model_id or '(unnamed)'} represents nodes of up to "
+                                 f"{self.config.text_node_chunks} chunks by their text: pass texts= and encode=")
+            tree = with_text_vectors(tree, x, texts, encode, self.config.text_node_chunks)
+        return DocumentTree(tree, att)
+
+    def search_query(self, xq: np.ndarray) -> np.ndarray:
+        """The query vector(s) a search compares with node vectors: the plain (normalised) MiniLM
+        query when small nodes carry MiniLM text vectors, else the query adapter's output."""
+        if self.config.text_node_chunks:
+            xq = np.asarray(xq, dtype=np.float32)
+            return xq / np.maximum(np.linalg.norm(xq, axis=-1, keepdims=True), 1e-12)
+        return self.encode_query(xq)
 
     def n_parameters(self) -> int:
         return int(sum(p.numel() for p in self.parameters()))
@@ -285,13 +307,18 @@ def default_model_dir() -> Path | None:
 
 
 def model_dir_by_id(store, model_id: str) -> Path | None:
-    """A model's folder by id: the store's models first, then the package's default."""
+    """A model's folder by id: the store's models first, then the package's default, then any
+    other model the package ships (trees built by an earlier default stay searchable with it)."""
     folder = models_dir(store) / model_id
     if (folder / WEIGHTS_FILE).exists():
         return folder
     default = default_model_dir()
     if default is not None and model_id in (default.name, _config_id(default)):
         return default
+    if PACKAGED_DIR.is_dir():
+        for p in sorted(PACKAGED_DIR.iterdir()):
+            if (p / WEIGHTS_FILE).exists() and model_id in (p.name, _config_id(p)):
+                return p
     return None
 
 

@@ -9,7 +9,8 @@ from the leaves -- this keeps a table O(n) in text instead of O(n^2) for deep tr
 ``char_start``/``char_end`` (leaves: the chunk's span in the paper text of
 :func:`vectree.retrieval.sprout.chunks.pages_to_text`; inner nodes: the hull), ``n_sentences``,
 ``strength`` (the mutual attention at which the node was merged; ``inf`` for leaves),
-``vector`` (the progressive embedding) and ``model_id`` (the model that built it; its folder is
+``vector`` (the progressive embedding; for a model with text nodes, the MiniLM vector of the
+node's own text when it has at most ``text_node_chunks`` chunks) and ``model_id`` (the model that built it; its folder is
 kept, so an older tree stays searchable with its own model until it is rebuilt).
 
 Lance writes a new table version and switches to it in one step, so a reader sees the old tree
@@ -152,7 +153,9 @@ def build_paper_tree(store, doc_id: str, model: SproutModel, *, embedder=None,
     x, reused = embed_chunks([c.text for c in chunks], embedder=embedder, known=known)
     t_embed = time.perf_counter() - started
     stats["reused_vectors"] = reused
-    doc = model.document_tree(x, [c.paragraph for c in chunks], [c.n_sentences for c in chunks])
+    doc = model.document_tree(x, [c.paragraph for c in chunks], [c.n_sentences for c in chunks],
+                              texts=[c.text for c in chunks],
+                              encode=lambda texts: embed_chunks(texts, embedder=embedder, known=known)[0])
     rows = tree_rows(doc_id, model.config.model_id, doc.tree, chunks)
     stats.update(nodes=doc.tree.n_nodes, depth=int(doc.tree.depth.max()), embed_seconds=round(t_embed, 3),
                  seconds=round(time.perf_counter() - started, 3))
@@ -266,7 +269,7 @@ def retrieve_papers(store, query: str, k: int = 5, doc_ids: Sequence[str] | None
     hits: list[dict[str, Any]] = []
     for model_id, idx in by_model.items():
         model = model_for(store, model_id)
-        q = model.encode_query(xq[None])[0]
+        q = model.search_query(xq[None])[0]
         group = [papers[i] for i in idx]
         hits += _hits(group, model.search([p.tree for p in group], q, k, **overrides))
     hits.sort(key=lambda h: -h["rank_score"])

@@ -58,6 +58,9 @@ class SearchParams:
     # expected-IE greedy stops gaining (the earlier behaviour, kept for comparison)
     fill_k: bool = True
     max_sentences: int | None = 40  # nodes larger than this are traversed but never returned
+    # every node of at most this many chunks in a routed document is a candidate too, beside the
+    # beam's (text-node models: their small nodes are scored exactly, the beam guides above them)
+    scan_chunks: int = 0
 
     def __post_init__(self) -> None:
         if self.rerank not in RERANKERS:
@@ -222,6 +225,15 @@ def _select(doc: np.ndarray, lo: np.ndarray, hi: np.ndarray, score: np.ndarray, 
     return chosen
 
 
+def _beam_and_small(tree: Tree, node_scores: np.ndarray, params: SearchParams) -> np.ndarray:
+    """The beam search's nodes, then (``scan_chunks``) every other node of at most that many chunks."""
+    nodes = np.array(beam_search(tree, node_scores, params.beam_width))
+    if params.scan_chunks:
+        small = np.flatnonzero(tree.hi - tree.lo <= params.scan_chunks)
+        nodes = np.concatenate([nodes, np.setdiff1d(small, nodes, assume_unique=False)])
+    return nodes
+
+
 def _disjoint_from(doc, lo, hi, taken: list[tuple[int, int, int]]) -> np.ndarray:
     """Mask of the candidates that nest in none of the ``taken`` ``(doc, lo, hi)`` nodes."""
     keep = np.ones(len(doc), dtype=bool)
@@ -290,7 +302,7 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
         return [np.concatenate(c) for c in zip(*parts)]
 
     visited = {int(d): (np.arange(trees[d].n_leaves) if params.leaves_only
-                        else np.array(beam_search(trees[d], scores[d], params.beam_width))) for d in order}
+                        else _beam_and_small(trees[d], scores[d], params)) for d in order}
     pool = stack([candidates(d, nodes) for d, nodes in visited.items()])
     doc, node, score, expected, weight, lo, hi, gate, rank = pool
     greedy = params.rerank != "cosine"

@@ -76,6 +76,9 @@ class TrainConfig:
     max_chunks: int = 1024  # longer training documents are cropped around their positives
     threads: int = 2
     dev_ks: tuple[int, ...] = (1, 3, 5)
+    # the new model's SproutConfig.text_node_chunks (and its search's scan_chunks): nodes of up to
+    # this many chunks are represented by the MiniLM vector of their text; 0: progressive only
+    text_node_chunks: int = 8
 
     @classmethod
     def quick(cls, **kw) -> "TrainConfig":
@@ -199,6 +202,12 @@ def _crop(x: np.ndarray, para: list[int], weights: list[int], positives: list[li
     return x[start:end], para[start:end], weights[start:end], pos
 
 
+def _doc_tree(model: SproutModel, doc, x: np.ndarray, ts: TrainingSet, *, uniform_alpha: bool = False) -> Tree:
+    """The document's tree as search will see it (text nodes embedded when the model has them)."""
+    return model.document_tree(x, doc.para, doc.weights, uniform_alpha=uniform_alpha, texts=doc.chunks,
+                               encode=ts.encode).tree
+
+
 def _units(tree: Tree) -> np.ndarray:
     return tree.vectors / np.maximum(np.linalg.norm(tree.vectors, axis=1, keepdims=True), 1e-12)
 
@@ -217,11 +226,11 @@ def _doc_rerank_items(model: SproutModel, ts: TrainingSet, cfg: TrainConfig) -> 
     for doc, x, xq in zip(ts.docs, ts.x, ts.xq):
         if doc.n < 2:
             continue
-        tree = model.document_tree(x, doc.para, doc.weights).tree
+        tree = _doc_tree(model, doc, x, ts)
         member = np.zeros((tree.n_nodes, tree.n_leaves), dtype=np.float32)
         for v in range(tree.n_nodes):
             member[v, tree.leaf_order[tree.lo[v]:tree.hi[v]]] = 1.0
-        prepared.append((doc, tree, _units(tree), model.encode_query(xq) if len(xq) else xq, member))
+        prepared.append((doc, tree, _units(tree), model.search_query(xq) if len(xq) else xq, member))
     items = []
     for i, (doc, tree, units, q, member) in enumerate(prepared):
         if not doc.queries:
@@ -278,8 +287,8 @@ class _DevCache:
     def __init__(self, model: SproutModel, ts: TrainingSet, *, uniform_alpha: bool = False):
         self.rows = []
         for doc, x, xq in zip(ts.docs, ts.x, ts.xq):
-            tree = model.document_tree(x, doc.para, doc.weights, uniform_alpha=uniform_alpha).tree
-            self.rows.append((doc, tree, _units(tree), model.encode_query(xq) if len(xq) else xq))
+            tree = _doc_tree(model, doc, x, ts, uniform_alpha=uniform_alpha)
+            self.rows.append((doc, tree, _units(tree), model.search_query(xq) if len(xq) else xq))
 
 
 MULTI_DOC_SOURCES = ("qasper", "dragonball")
@@ -425,6 +434,12 @@ def train(train_set: TrainingSet, dev_set: TrainingSet, config: TrainConfig | No
     ``dev`` and the ``metric`` it is) -- what ``vectree sprout train`` draws its bars from.
     """
     cfg = config or TrainConfig()
+    if (model_config.text_node_chunks if model_config else cfg.text_node_chunks) and train_set.encode is None:
+        from .encoder import embed_texts
+
+        train_set.encode = dev_set.encode = lambda texts: embed_texts(texts)
+    elif dev_set.encode is None:
+        dev_set.encode = train_set.encode
     if not train_set.docs:
         raise ValueError("empty training set")
     if not dev_set.docs:
@@ -436,7 +451,9 @@ def train(train_set: TrainingSet, dev_set: TrainingSet, config: TrainConfig | No
         torch.manual_seed(cfg.seed)
         dim = int(train_set.x[0].shape[1])
         mc = model_config or SproutConfig(base_encoder=train_set.info.get("base_encoder", "all-MiniLM-L6-v2"),
-                                          base_dim=dim, encoder=EncoderConfig(input_dim=dim))
+                                          base_dim=dim, encoder=EncoderConfig(input_dim=dim),
+                                          text_node_chunks=cfg.text_node_chunks,
+                                          search=SearchParams(scan_chunks=cfg.text_node_chunks))
         model = SproutModel(mc)
         init_state = copy.deepcopy(model.state_dict())
         dev_before = dev_metrics(model, dev_set, cfg.dev_ks, model.search_params(rerank="cosine"))

@@ -21,6 +21,7 @@ node ``n + i``, the root is ``2n - 2``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -215,3 +216,29 @@ def progressive_weights(merges: np.ndarray, n_leaves: int) -> tuple[np.ndarray, 
     for i, (a, b) in enumerate(merges):
         p[n_leaves + i] = (p[a] + p[b]) / 2.0
     return p, (p > 0).astype(np.float32)
+
+
+def with_text_vectors(tree: Tree, chunk_vectors: np.ndarray, chunk_texts: Sequence[str],
+                      encode: Callable[[list[str]], np.ndarray], max_chunks: int) -> Tree:
+    """``tree`` with every node of at most ``max_chunks`` chunks represented by the MiniLM vector
+    of its own text (leaves: ``chunk_vectors``, the chunk's own embedding; inner nodes: ``encode``
+    of their chunks joined in document order); larger nodes keep their progressive embedding.
+
+    Why: a paragraph's mean of sentence vectors ranks paragraphs far worse than the bi-encoder
+    reading the paragraph whole (DragonBall, paragraph nodes of the shipped trees, IE@1 .181 by
+    progressive vector against .252 by text vector: ``benchmarks/diag_sprout_nodes.py``), and the
+    encoder reads a few chunks whole (256 word pieces); above that, only the progressive mean is
+    left.  The structure (which chunks form a node) is the tree's, learned from attention."""
+    if max_chunks <= 0:
+        return tree
+    x = np.asarray(chunk_vectors, dtype=np.float32)
+    if len(x) != tree.n_leaves or len(chunk_texts) != tree.n_leaves:
+        raise ValueError(f"{tree.n_leaves} leaves, {len(x)} chunk vectors, {len(chunk_texts)} chunk texts")
+    vectors = tree.vectors.copy()
+    vectors[: tree.n_leaves] = x
+    inner = [v for v in range(tree.n_leaves, tree.n_nodes) if tree.hi[v] - tree.lo[v] <= max_chunks]
+    if inner:
+        texts = [" ".join(chunk_texts[c] for c in tree.leaves(v)) for v in inner]
+        vectors[inner] = np.asarray(encode(texts), dtype=np.float32)
+    return Tree(tree.n_leaves, tree.children, tree.parent, tree.depth, vectors, tree.leaf_order, tree.lo, tree.hi,
+                tree.weight, tree.strength)
