@@ -166,7 +166,6 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
     SystemSpec("sprout-paranodes", ("sentences",), _sprout("sprout-paranodes"), "diagnostic: paragraph nodes, node vectors"),
     SystemSpec("sprout-paratext", ("sentences",), _sprout("sprout-paratext"), "diagnostic: paragraph nodes, text vectors"),
     SystemSpec("sprout-textcos", ("sentences",), _sprout("sprout-textcos"), "diagnostic: text nodes, cosine"),
-    SystemSpec("sprout-textbeam", ("sentences",), _sprout("sprout-textbeam"), "diagnostic: text nodes, beam"),
 ]}
 
 # what `vectree eval` runs when no --system is given: the method and its published baselines

@@ -19,6 +19,13 @@ node is the character spans of its chunks, which the sentence scorer counts.
 * ``sprout-token``: the token-level encoder of the reference (MiniLM's token attentions
   averaged into chunk-pair attention in 512-token windows), plain MiniLM vectors and query.
 
+A model with text nodes (``text_node_chunks``) gives every variant its text-node vectors, so each
+ablation still changes one thing only.  Diagnostics and experiments (not the method; they read no
+gold): ``sprout-paranodes`` / ``sprout-paratext`` rank only the tree's paragraph nodes, by the
+node vector / by the MiniLM vector of their text (representation against granularity, see
+``benchmarks/diag_sprout_nodes.py``); ``sprout-textcos`` returns the k best non-nested nodes of up
+to 4 chunks by the cosine of their text vector (``VECTREE_DIAG_TEXT_CHUNKS``), no learned scorer.
+
 The model: ``$VECTREE_SPROUT_MODEL`` (a folder with ``model.safetensors`` + ``config.json``),
 else the live model of the store ``$VECTREE_STORE`` names (the package's default model when the
 store chose none).  Without one the variants are reported as not run, with the command that
@@ -44,8 +51,7 @@ VARIANTS = {
     # diagnostics (representation vs granularity): only the tree's paragraph nodes, ranked by cosine
     "sprout-paranodes": "diagnostic: the tree's paragraph nodes only, ranked by the progressive node vector",
     "sprout-paratext": "diagnostic: the tree's paragraph nodes only, ranked by the MiniLM vector of their text",
-    "sprout-textcos": "diagnostic: nodes of up to 4 chunks embedded from their text, k non-nested by cosine",
-    "sprout-textbeam": "diagnostic: nodes of up to 4 chunks embedded from their text, beam search, cosine",
+    "sprout-textcos": "experiment: nodes of up to 4 chunks embedded from their text, k non-nested by cosine",
 }
 TEXT_NODE_CHUNKS = 8
 
@@ -129,8 +135,6 @@ class SproutSystem(RetrieverSystem):
         if self.name == "sprout-fixedtau":
             overrides = {"tau": float(self.model.config.tau_init),
                          "tau_temperature": float(self.model.config.tau_temperature_init)}
-        if self.name == "sprout-textbeam":
-            overrides = {"rerank": "cosine", "tau": -1.0}
         return self.model.search_params(**overrides)
 
     def index(self, docs: Sequence[Doc]) -> None:
@@ -163,7 +167,7 @@ class SproutSystem(RetrieverSystem):
             units = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
             if self.name == "sprout-textnodes":
                 units = self._text_units(tree, cs, units)
-            if self.name in ("sprout-textcos", "sprout-textbeam"):
+            if self.name == "sprout-textcos":
                 small = np.asarray([v for v in range(tree.n_nodes) if tree.size(v) <= _diag_chunks()], np.int64)
                 self.para_nodes.append(small)
                 units = self._text_units(tree, cs, units, nodes=small)
@@ -209,7 +213,7 @@ class SproutSystem(RetrieverSystem):
         text = {"texts": [c.text for c in chunks], "encode": self.ctx.embedder.encode_documents}
         weights = np.asarray([c.n_sentences for c in chunks], dtype=np.float64)
         if self.name in ("sprout", "sprout-leaves", "sprout-fixedtau", "sprout-textnodes", "sprout-paranodes",
-                         "sprout-paratext", "sprout-textcos", "sprout-textbeam"):
+                         "sprout-paratext", "sprout-textcos"):
             return self.model.document_tree(x, para, weights, **text).tree
         if self.name == "sprout-uniform":
             return self.model.document_tree(x, para, weights, uniform_alpha=True, **text).tree
@@ -263,8 +267,6 @@ class SproutSystem(RetrieverSystem):
             return self._paragraph_search(picks, xq if self.name == "sprout-paratext" else qv, k)
         if self.name == "sprout-textcos":
             return self._paragraph_search(picks, xq, k, nested_ok=False)
-        if self.name == "sprout-textbeam":
-            qv = xq
         # the model's own search: its learned threshold and reranker, whatever built the trees
         cands = self.model.search([self.trees[i] for i in picks], qv, k, params=self._params(),
                                   node_units=[self.units[i] for i in picks])

@@ -444,7 +444,15 @@ def model_card(model: SproutModel) -> str:
               f"- training: {tr.get('seconds')} s on {((tr.get('train_config') or {}).get('threads'))} threads, "
               f"seed {(tr.get('train_config') or {}).get('seed')}, best encoder epoch {tr.get('best_epoch')}, "
               f"best reranker epoch {tr.get('best_rerank_epoch')}",
-              f"- learned threshold tau: {tr.get('tau_after')}", "", "## Data", "",
+              f"- learned threshold tau: {tr.get('tau_after')}",
+              (f"- node vectors: nodes of up to {cfg.text_node_chunks} chunks are represented by the "
+               f"{cfg.base_encoder} vector of their own text (searched with the plain query), larger ones "
+               "by their progressive embedding" if cfg.text_node_chunks else
+               "- node vectors: progressive embeddings throughout, queries through the learned adapter"),
+              "- reproduce: `vectree sprout train --seed "
+              f"{(tr.get('train_config') or {}).get('seed')}"
+              + "".join(f" --source {s}" for s in sources) + (" --quick" if data.get("quick") else "") + "`",
+              "", "## Data", "",
               f"Sources: {', '.join(sources)}.  Split rule: {data.get('split_rule', '')}.",
               "DragonBall, when used, is split by query: its dev queries are never trained on, and the "
               "evaluation reports DragonBall on them." if bench else
