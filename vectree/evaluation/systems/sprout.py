@@ -24,7 +24,7 @@ ablation still changes one thing only.  Diagnostics and experiments (not the met
 gold): ``sprout-paranodes`` / ``sprout-paratext`` rank only the tree's paragraph nodes, by the
 node vector / by the MiniLM vector of their text (representation against granularity, see
 ``benchmarks/diag_sprout_nodes.py``); ``sprout-textcos`` returns the k best non-nested nodes of up
-to 4 chunks by the cosine of their text vector (``VECTREE_DIAG_TEXT_CHUNKS``), no learned scorer.
+to 4 chunks by the cosine of their text vector (``TEXTCOS_CHUNKS``), no learned scorer.
 
 The model: ``$VECTREE_SPROUT_MODEL`` (a folder with ``model.safetensors`` + ``config.json``),
 else the live model of the store ``$VECTREE_STORE`` names (the package's default model when the
@@ -56,10 +56,7 @@ VARIANTS = {
 TEXT_NODE_CHUNKS = 8
 
 
-def _diag_chunks() -> int:
-    import os
-
-    return int(os.environ.get("VECTREE_DIAG_TEXT_CHUNKS", "4"))
+TEXTCOS_CHUNKS = 4  # sprout-textcos: the largest node (in chunks) the experiment returns
 
 
 def find_model_dir() -> str | None:
@@ -168,7 +165,7 @@ class SproutSystem(RetrieverSystem):
             if self.name == "sprout-textnodes":
                 units = self._text_units(tree, cs, units)
             if self.name == "sprout-textcos":
-                small = np.asarray([v for v in range(tree.n_nodes) if tree.size(v) <= _diag_chunks()], np.int64)
+                small = np.asarray([v for v in range(tree.n_nodes) if tree.size(v) <= TEXTCOS_CHUNKS], np.int64)
                 self.para_nodes.append(small)
                 units = self._text_units(tree, cs, units, nodes=small)
             if self.name in ("sprout-paranodes", "sprout-paratext"):
