@@ -225,7 +225,8 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
     backfill_policy=PAPER_BACKFILL,
     check_specs=[paper_check_spec("tree_complete", "sprout_tree", "a binary tree over every chunk: 2n - 1 nodes")],
     description="The paper's SproutRAG tree: a Lance table of nodes (node_id, parent, children, depth, chunk ids, "
-    "pages, text, progressive vector) under sprout/trees/. Skipped while no model is trained.",
+    "pages, text, node vector: progressive, or its own text's for small nodes of a text-node model) under "
+    "sprout/trees/. Skipped while no model is trained.",
 )
 def sprout_tree(context: dg.AssetExecutionContext, vectree: VectreeStore):
     from vectree.retrieval.sprout.model import current_model_dir
