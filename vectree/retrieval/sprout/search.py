@@ -2,10 +2,13 @@
 
 For one query vector ``q`` and one tree:
 
-1. every node is scored by the cosine of ``q`` and its (normalised) progressive embedding;
+1. every node is scored by the cosine of ``q`` and its (normalised) node vector: the progressive
+   embedding, or -- for a model with text nodes -- the MiniLM vector of the node's own text when
+   it has at most ``text_node_chunks`` chunks (:func:`vectree.retrieval.sprout.tree.with_text_vectors`);
 2. **beam search** from the root: at each level the children of the beam are scored by that
    cosine and the ``beam_width`` best kept; every node the search visits, at any level, is a
-   candidate (:func:`beam_search`);
+   candidate (:func:`beam_search`), and so is every node of at most ``scan_chunks`` chunks of a
+   routed document (text-node models: the small nodes are scored exactly, the beam guides above);
 3. **threshold**: a candidate stays when its score passes the learned ``tau`` (and it has at most
    ``max_sentences`` sentences: a node holding most of a long paper is no answer unit).  With the default
    ``rerank="learned"`` the score is the learned reranker's logit (below); with the other

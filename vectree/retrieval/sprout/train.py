@@ -31,6 +31,12 @@ that never saw it -- trained on its own documents, an encoder's scores are far m
 on new ones, and a reranker fitted to those would not transfer.  The epoch is selected by dev IE
 with the full pipeline (trees, beam search, threshold, rerank).
 
+**Text nodes** (``TrainConfig.text_node_chunks``, 8 by default, 4 with ``quick``): stage 1 is
+unchanged (its node loss uses the differentiable progressive vectors); stage 2 and every dev
+figure use the trees as search sees them, whose small nodes carry the MiniLM vector of their own
+text, embedded through ``TrainingSet.encode`` (set by ``build_training_set`` and the Dagster
+asset, both through the training cache; ``train`` falls back to the uncached encoder).
+
 Runs are seeded and single-process: the same data, config and thread count give the same weights.
 """
 
