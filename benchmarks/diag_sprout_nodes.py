@@ -44,6 +44,7 @@ def main() -> None:
     from vectree.evaluation.systems.base import RunContext
     from vectree.evaluation.systems.sprout import SproutSystem
     from vectree.retrieval.config import load_settings
+    from vectree.retrieval.sprout.tree import text_vectors
 
     settings = load_settings()
     bench = load_benchmark(args.benchmark, data)
@@ -66,10 +67,9 @@ def main() -> None:
     small_nodes, small_vecs, para_nodes = [], [], []
     for tree, chunks in zip(sysm.trees, sysm.chunks):
         para_nodes.append(set(int(v) for v in SproutSystem._paragraph_nodes(tree, chunks)))
-        nodes = [v for v in range(tree.n_nodes) if tree.size(v) <= args.max_chunks]
-        texts = [" ".join(chunks[j].text for j in tree.leaves(v)) for v in nodes]
-        vecs = emb.encode_documents(texts)
-        small_nodes.append(np.asarray(nodes))
+        nodes = np.flatnonzero(tree.hi - tree.lo <= args.max_chunks)
+        vecs = text_vectors(tree, [c.text for c in chunks], nodes, emb.encode_documents)
+        small_nodes.append(nodes)
         small_vecs.append(vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12))
 
     def unit(i, v):
@@ -79,8 +79,9 @@ def main() -> None:
     rows: dict[str, list[float]] = {}
 
     def put(name, i, v, gold):
-        rows.setdefault(name, []).append(score_units([unit(i, v)], gold, sentences, (1,))["ie@1"]) if v is not None \
-            else rows.setdefault(name, []).append(0.0)
+        """Record the IE@1 of node ``v`` of document ``i`` (0 when no node was chosen)."""
+        ie = score_units([unit(i, v)], gold, sentences, (1,))["ie@1"] if v is not None else 0.0
+        rows.setdefault(name, []).append(ie)
 
     for q in questions:
         picks = sorted(sysm.position[d] for d in q.doc_ids if d in sysm.position)

@@ -147,7 +147,7 @@ class SproutSystem(RetrieverSystem):
         self.units: list[np.ndarray] = []
         self.chunks: list[list] = []
         self.doc_objs: list[Doc] = []
-        self.para_nodes: list[np.ndarray] = []
+        self.candidates: list[np.ndarray] = []  # per document: the nodes a diagnostic variant ranks
         all_chunks = [(d, chunk_text(d.text)) for d in docs]
         texts = [c.text for _, cs in all_chunks for c in cs]
         vecs = emb.encode_documents(texts) if texts else np.zeros((0, emb.info.dim), np.float32)
@@ -163,15 +163,14 @@ class SproutSystem(RetrieverSystem):
             v = tree.vectors
             units = v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)
             if self.name == "sprout-textnodes":
-                units = self._text_units(tree, cs, units)
-            if self.name == "sprout-textcos":
-                small = np.asarray([v for v in range(tree.n_nodes) if tree.size(v) <= TEXTCOS_CHUNKS], np.int64)
-                self.para_nodes.append(small)
-                units = self._text_units(tree, cs, units, nodes=small)
-            if self.name in ("sprout-paranodes", "sprout-paratext"):
-                self.para_nodes.append(self._paragraph_nodes(tree, cs))
+                units = self._text_units(tree, cs, units, np.flatnonzero(tree.hi - tree.lo <= TEXT_NODE_CHUNKS))
+            elif self.name == "sprout-textcos":
+                self.candidates.append(np.flatnonzero(tree.hi - tree.lo <= TEXTCOS_CHUNKS))
+                units = self._text_units(tree, cs, units, self.candidates[-1])
+            elif self.name in ("sprout-paranodes", "sprout-paratext"):
+                self.candidates.append(self._paragraph_nodes(tree, cs))
                 if self.name == "sprout-paratext":
-                    units = self._text_units(tree, cs, units, nodes=self.para_nodes[-1])
+                    units = self._text_units(tree, cs, units, self.candidates[-1])
             self.units.append(units)
             self.chunks.append(cs)
             self.doc_objs.append(d)
@@ -191,16 +190,13 @@ class SproutSystem(RetrieverSystem):
                 out.append(v)
         return np.asarray(out, dtype=np.int64)
 
-    def _text_units(self, tree, chunks, units, nodes=None):
-        """Inner nodes of up to TEXT_NODE_CHUNKS chunks (or ``nodes``) get the MiniLM vector of their own text."""
-        inner = [v for v in range(tree.n_leaves, tree.n_nodes) if tree.size(v) <= TEXT_NODE_CHUNKS] \
-            if nodes is None else [int(v) for v in nodes]
-        if not inner:
-            return units
-        texts = [" ".join(chunks[j].text for j in sorted(tree.leaves(v))) for v in inner]
-        vecs = self.ctx.embedder.encode_documents(texts)
+    def _text_units(self, tree, chunks, units, nodes):
+        """``units`` with ``nodes`` given the (normalised) MiniLM vector of their own text."""
+        from vectree.retrieval.sprout.tree import text_vectors
+
+        vecs = text_vectors(tree, [c.text for c in chunks], nodes, self.ctx.embedder.encode_documents)
         units = units.copy()
-        units[inner] = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
+        units[nodes] = vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-12)
         return units
 
     def _tree(self, x: np.ndarray, chunks):
@@ -231,27 +227,26 @@ class SproutSystem(RetrieverSystem):
 
         return with_text_vectors(tree, x, text["texts"], text["encode"], self.model.config.text_node_chunks)
 
-    def _paragraph_search(self, picks, qv, k, nested_ok=True):
+    def _rank_candidates(self, picks, qv, k):
+        """The diagnostics' search: the ``k`` best candidate nodes by cosine, none nested in another."""
         q = qv / max(float(np.linalg.norm(qv)), 1e-12)
-        scored = [(float(s), i, int(v)) for i in picks for v, s in
-                  zip(self.para_nodes[i], self.units[i][self.para_nodes[i]] @ q)]
-        scored.sort(key=lambda t: -t[0])
-        out = []
-        taken = []
+        scored = sorted(((float(s), i, int(v)) for i in picks
+                         for v, s in zip(self.candidates[i], self.units[i][self.candidates[i]] @ q)), key=lambda t: -t[0])
+        taken: list[tuple[int, int, float]] = []
         for s, i, v in scored:
             if len(taken) == k:
                 break
-            tree = self.trees[i]
-            if not nested_ok and any(i == j and tree.lo[v] < tree.hi[w] and tree.lo[w] < tree.hi[v] for j, w, _ in taken):
-                continue
-            taken.append((i, v, s))
-        for i, v, s in taken:
-            tree, chunks, doc = self.trees[i], self.chunks[i], self.doc_objs[i]
-            leaves = tree.leaves(v)
-            spans = tuple((chunks[j].start, chunks[j].end) for j in leaves)
-            out.append(Hit(doc.doc_id, spans, " ".join(chunks[j].text for j in leaves), s, doc.pages_of(spans), 2,
-                           f"{doc.doc_id}:{v}"))
-        return out
+            lo, hi = self.trees[i].lo, self.trees[i].hi
+            if not any(i == j and lo[v] < hi[w] and lo[w] < hi[v] for j, w, _ in taken):
+                taken.append((i, v, s))
+        return [self._hit(i, v, s) for i, v, s in taken]
+
+    def _hit(self, i: int, v: int, score: float) -> Hit:
+        tree, chunks, doc = self.trees[i], self.chunks[i], self.doc_objs[i]
+        leaves = tree.leaves(v)
+        spans = tuple((chunks[j].start, chunks[j].end) for j in leaves)
+        return Hit(doc.doc_id, spans, " ".join(chunks[j].text for j in leaves), score, doc.pages_of(spans), 2,
+                   f"{doc.doc_id}:{v}")
 
     def search(self, query: str, k: int, scope: Collection[str] | None = None) -> list[Hit]:
         picks = list(range(len(self.trees))) if scope is None else sorted(
@@ -260,19 +255,9 @@ class SproutSystem(RetrieverSystem):
             return []
         xq = self.ctx.embedder.encode_query(query)
         qv = self.model.search_query(xq) if self.name != "sprout-token" else xq
-        if self.name in ("sprout-paranodes", "sprout-paratext"):
-            return self._paragraph_search(picks, xq if self.name == "sprout-paratext" else qv, k)
-        if self.name == "sprout-textcos":
-            return self._paragraph_search(picks, xq, k, nested_ok=False)
+        if self.candidates:  # a diagnostic: text vectors against the plain query, node vectors against qv
+            return self._rank_candidates(picks, qv if self.name == "sprout-paranodes" else xq, k)
         # the model's own search: its learned threshold and reranker, whatever built the trees
         cands = self.model.search([self.trees[i] for i in picks], qv, k, params=self._params(),
                                   node_units=[self.units[i] for i in picks])
-        out = []
-        for c in cands:
-            i = picks[c.doc]
-            tree, chunks, doc = self.trees[i], self.chunks[i], self.doc_objs[i]
-            leaves = tree.leaves(c.node)
-            spans = tuple((chunks[j].start, chunks[j].end) for j in leaves)
-            text = " ".join(chunks[j].text for j in leaves)
-            out.append(Hit(doc.doc_id, spans, text, float(c.score), doc.pages_of(spans), 2, f"{doc.doc_id}:{c.node}"))
-        return out
+        return [self._hit(picks[c.doc], c.node, float(c.score)) for c in cands]

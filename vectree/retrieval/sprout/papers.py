@@ -32,7 +32,7 @@ from .model import (
     ModelNotFoundError, SproutModel, SproutOffError, SproutUnavailableError, current_model_dir, load_model,
     model_dir_by_id, sprout_switched_off,
 )
-from .tree import Tree, tree_from_merges
+from .tree import Tree, node_text, tree_from_merges
 
 MAX_TEXT_CHUNKS = 64
 
@@ -72,7 +72,7 @@ class PaperTree:
     chunk_spans: list[tuple[int, int]]
 
     def node_text(self, v: int) -> str:
-        return " ".join(self.chunk_text[c] for c in self.tree.leaves(v))
+        return node_text(self.tree, self.chunk_text, v)
 
     def node_pages(self, v: int) -> list[int]:
         return sorted({p for c in self.tree.leaves(v) for p in self.chunk_pages[c]})

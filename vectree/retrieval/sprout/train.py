@@ -46,7 +46,7 @@ import copy
 import hashlib
 import resource
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -443,12 +443,12 @@ def train(train_set: TrainingSet, dev_set: TrainingSet, config: TrainConfig | No
     ``dev`` and the ``metric`` it is) -- what ``vectree sprout train`` draws its bars from.
     """
     cfg = config or TrainConfig()
-    if (model_config.text_node_chunks if model_config else cfg.text_node_chunks) and train_set.encode is None:
+    encode = train_set.encode or dev_set.encode
+    if encode is None and (model_config.text_node_chunks if model_config else cfg.text_node_chunks):
         from .encoder import embed_texts
 
-        train_set.encode = dev_set.encode = lambda texts: embed_texts(texts)
-    elif dev_set.encode is None:
-        dev_set.encode = train_set.encode
+        encode = embed_texts  # uncached: the callers (build_training_set, the asset) pass a cached one
+    train_set, dev_set = replace(train_set, encode=encode), replace(dev_set, encode=encode)
     if not train_set.docs:
         raise ValueError("empty training set")
     if not dev_set.docs:

@@ -218,6 +218,19 @@ def progressive_weights(merges: np.ndarray, n_leaves: int) -> tuple[np.ndarray, 
     return p, (p > 0).astype(np.float32)
 
 
+def node_text(tree: Tree, chunk_texts: Sequence[str], v: int) -> str:
+    """The text of node ``v``: its chunks in document order, joined by a space."""
+    return " ".join(chunk_texts[c] for c in tree.leaves(v))
+
+
+def text_vectors(tree: Tree, chunk_texts: Sequence[str], nodes: Sequence[int],
+                 encode: Callable[[list[str]], np.ndarray]) -> np.ndarray:
+    """``encode`` of the texts of ``nodes`` (rows in the order of ``nodes``, float32)."""
+    if not len(nodes):
+        return np.zeros((0, tree.vectors.shape[1]), dtype=np.float32)
+    return np.asarray(encode([node_text(tree, chunk_texts, int(v)) for v in nodes]), dtype=np.float32)
+
+
 def with_text_vectors(tree: Tree, chunk_vectors: np.ndarray, chunk_texts: Sequence[str],
                       encode: Callable[[list[str]], np.ndarray], max_chunks: int) -> Tree:
     """``tree`` with every node of at most ``max_chunks`` chunks represented by the MiniLM vector
@@ -236,9 +249,7 @@ def with_text_vectors(tree: Tree, chunk_vectors: np.ndarray, chunk_texts: Sequen
         raise ValueError(f"{tree.n_leaves} leaves, {len(x)} chunk vectors, {len(chunk_texts)} chunk texts")
     vectors = tree.vectors.copy()
     vectors[: tree.n_leaves] = x
-    inner = [v for v in range(tree.n_leaves, tree.n_nodes) if tree.hi[v] - tree.lo[v] <= max_chunks]
-    if inner:
-        texts = [" ".join(chunk_texts[c] for c in tree.leaves(v)) for v in inner]
-        vectors[inner] = np.asarray(encode(texts), dtype=np.float32)
+    inner = np.flatnonzero(tree.hi[tree.n_leaves:] - tree.lo[tree.n_leaves:] <= max_chunks) + tree.n_leaves
+    vectors[inner] = text_vectors(tree, chunk_texts, inner, encode)
     return Tree(tree.n_leaves, tree.children, tree.parent, tree.depth, vectors, tree.leaf_order, tree.lo, tree.hi,
                 tree.weight, tree.strength)
