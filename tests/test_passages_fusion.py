@@ -57,3 +57,26 @@ def test_a_node_lifts_the_passages_it_holds():
     assert order.index(1) < plain.index(1) or order.index(2) < plain.index(2)
     # a node on other pages holds nothing there
     assert passages_in_node(pp, node["text"], [3]) == []
+
+
+def test_a_vote_of_weight_zero_leaves_the_passages_ranking():
+    """A model whose calibration found its nodes add nothing (weight 0) changes no ranking."""
+    pp = _passages()
+    q = "what did they measure after formation?"
+    qv = get_embedder().encode_query(q)
+    node = {"node_id": 17, "pages": [1, 2], "text": "The swelling cracks the particles and exposes fresh surface."}
+    plain = [h.passage_id for h in pp.rank(q, qv, 6)]
+    assert [h.passage_id for h, _ in fuse_with_sprout(pp, q, qv, [node], 6, weight=0.0)] == plain
+    assert [h.passage_id for h, _ in fuse_with_sprout(pp, q, qv, [node], 6, weight=1.0)] != plain
+
+
+def test_per_node_keeps_only_a_nodes_best_passages_in_the_vote():
+    pp = _passages()
+    q = "why does the capacity fade?"
+    qv = get_embedder().encode_query(q)
+    node = {"node_id": 3, "pages": [1, 2, 3], "text": " ".join(t.replace("-\n", "") for _, t in SENTENCES)}
+    from vectree.retrieval.passages import sprout_ranking
+
+    every, _ = sprout_ranking(pp, qv, [node])
+    best, _ = sprout_ranking(pp, qv, [node], per_node=2)
+    assert len(every) == len(SENTENCES) and best == every[:2]

@@ -198,6 +198,15 @@ def test_retrieve_in_paper_and_cli(trained_store):
     sets = [set(h["chunk_ids"]) for h in hits]
     assert all(a.isdisjoint(b) for i, a in enumerate(sets) for b in sets[i + 1:])  # never nested
     assert from_search(store, doc_id, "why does the capacity of silicon anodes fade?", 3) == hits
+    # every hit carries the weight its model's calibration gives the nodes in within-paper search
+    from vectree.retrieval.sprout.model import load_current_model
+
+    model = load_current_model(store)
+    cal = model.config.within_paper_calibration
+    setting = f"{model.config.within_paper_weight}/{model.config.within_paper_per_node or 'all'}"
+    assert cal["queries"] > 0 and setting in cal["scores"]
+    assert all(h["vote_weight"] == model.config.within_paper_weight
+               and h["vote_per_node"] == model.config.within_paper_per_node for h in hits)
     # the stored tree is the tree the model builds (structure, vectors, merge strengths)
     import numpy as np
 

@@ -145,3 +145,25 @@ def test_embedding_reports_progress_and_skips_cached_texts(tmp_path):
                         batch=3)
     assert calls == []  # one text to embed is one batch: nothing to report
     np.testing.assert_allclose(again[:7], first, atol=1e-6)
+
+
+def test_within_paper_weight_is_calibrated_on_dev_documents(trained, training_set):
+    """calibrate_sprout_weight ranks every dev question's chunks at each setting of the grid and picks
+    the best score, the smallest weight among ties (0 = plain passages unless the nodes help)."""
+    from vectree.retrieval.passages import calibrate_sprout_weight
+
+    dev = training_set.split("dev")
+    cal = calibrate_sprout_weight(trained.model, dev.docs, dev.x, dev.xq, dev.encode, grid=(0.0, 1.0, 2.0),
+                                  per_node_grid=(None, 1), min_chunks=60)
+    n = sum(len(d.queries) for d in dev.docs if d.source == "qasper" and d.n >= 2)
+    assert cal["queries"] == n > 0
+    scores = {key: v["score"] for key, v in cal["scores"].items()}
+    assert set(scores) == {"0.0/all", "1.0/all", "1.0/1", "2.0/all", "2.0/1"}
+    assert all(0.0 <= v <= 1.0 for v in scores.values())
+    best = max(scores.values())
+    ties = sorted((float(key.split("/")[0]), key) for key, v in scores.items() if v == best)
+    assert cal["weight"] == ties[0][0]
+    assert f"{cal['weight']}/{cal['per_node'] or 'all'}" in [key for _, key in ties]
+    # no QASPER documents: nothing to calibrate on, weight 0
+    none = calibrate_sprout_weight(trained.model, dev.docs, dev.x, dev.xq, dev.encode, sources=("nowhere",))
+    assert none["queries"] == 0 and none["weight"] == 0.0

@@ -195,8 +195,10 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
         TrainConfig(seed=config.seed, threads=config.threads)
     if config.epochs:
         tc.epochs = config.epochs
-    result = train(ts.split("train"), ts.split("dev"), tc, log=_progress(context), progress=_events())
+    dev = ts.split("dev")
+    result = train(ts.split("train"), dev, tc, log=_progress(context), progress=_events())
     model = result.model
+    _calibrate_within_paper(context, model, dev)
     stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
     bench = "-bench" if ts.info.get("benchmark_model") else ""
     model.config.model_id = f"sprout-{stamp}-s{config.seed}{'-quick' if config.quick else ''}{bench}"
@@ -214,6 +216,21 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
                   "path": dg.MetadataValue.path(str(folder))},
         check_results=[_learned_check(model)],
     )
+
+
+def _calibrate_within_paper(context, model, dev) -> None:
+    """Set the model's weight in within-paper passage search from its QASPER dev documents."""
+    from vectree.retrieval.passages import calibrate_sprout_weight
+
+    if not any(d.source == "qasper" and d.queries for d in dev.docs):
+        context.log.info("no QASPER dev documents: within-paper vote weight left at 1.0")
+        return
+    cal = calibrate_sprout_weight(model, dev.docs, dev.x, dev.xq, dev.encode)
+    model.config.within_paper_weight = float(cal["weight"])
+    model.config.within_paper_per_node = cal["per_node"]
+    model.config.within_paper_calibration = cal
+    context.log.info(f"within-paper vote weight {cal['weight']}, per node {cal['per_node'] or 'all'} (QASPER dev, {cal['queries']} questions: "
+                     + ", ".join(f"{w}: {s['score']}" for w, s in cal["scores"].items()) + ")")
 
 
 @dg.asset(

@@ -330,10 +330,12 @@ SPROUT_WEIGHT = 1.0  # the SproutRAG ranking's vote beside BM25's and the cosine
 
 
 def sprout_ranking(passages: PaperPassages, query_vector: np.ndarray | None,
-                   nodes: Sequence[dict[str, Any]]) -> tuple[list[int], dict[int, Any]]:
+                   nodes: Sequence[dict[str, Any]], per_node: int | None = None) -> tuple[list[int], dict[int, Any]]:
     """The SproutRAG nodes (best first) as a ranking of passage indices: the passages a node holds
     take that node's rank (ties broken by their cosine), none twice; and each ranked passage's
-    node id.  The third vote of :func:`fuse_with_sprout` (and of the reranked within-paper search)."""
+    node id.  ``per_node``: only that many passages of each node (its best by cosine) -- a node of
+    forty sentences would otherwise fill the whole vote.  The third vote of
+    :func:`fuse_with_sprout` (and of the reranked within-paper search)."""
     sims = passages.vectors @ query_vector if query_vector is not None and len(passages) else None
     ranking: list[int] = []
     holder: dict[int, Any] = {}
@@ -341,7 +343,7 @@ def sprout_ranking(passages: PaperPassages, query_vector: np.ndarray | None,
         inside = passages_in_node(passages, node.get("text", ""), node.get("pages") or [])
         if sims is not None:
             inside.sort(key=lambda i: -sims[i])
-        for i in inside:
+        for i in inside[:per_node]:
             if i not in holder:
                 holder[i] = node.get("node_id")
                 ranking.append(i)
@@ -350,13 +352,13 @@ def sprout_ranking(passages: PaperPassages, query_vector: np.ndarray | None,
 
 def fuse_with_sprout(passages: PaperPassages, query: str, query_vector: np.ndarray | None,
                      nodes: Sequence[dict[str, Any]], k: int = 5, *,
-                     weight: float = SPROUT_WEIGHT) -> list[tuple[PassageHit, Any]]:
+                     weight: float = SPROUT_WEIGHT, per_node: int | None = None) -> list[tuple[PassageHit, Any]]:
     """Within-paper search with SproutRAG: the paper's passages ranked by reciprocal-rank fusion of
     BM25, cosine and the SproutRAG nodes (``nodes``: hits of
     :func:`vectree.retrieval.sprout.papers.retrieve_in_paper`, best first).  The passages a node
     holds take that node's rank (ties broken by their cosine); a passage is never ranked twice.
     Returns ``(hit, node_id)`` pairs, ``node_id`` the SproutRAG node holding the passage or ``None``."""
-    ranking, holder = sprout_ranking(passages, query_vector, nodes)
+    ranking, holder = sprout_ranking(passages, query_vector, nodes, per_node)
     hits = passages.rank(query, query_vector, k, extra=[(ranking, weight)] if ranking else ())
     index_of = {pid: i for i, pid in enumerate(passages.ids)}
     return [(h, holder.get(index_of.get(h.passage_id))) for h in hits]
@@ -389,3 +391,84 @@ class PassageCache:
             while len(self._items) > self.size:
                 self._items.popitem(last=False)
         return loaded
+
+
+# ---- how much SproutRAG's vote weighs, calibrated on training data ---------------------------
+SPROUT_WEIGHT_GRID = (0.0, 0.25, 0.5, 1.0, 2.0, 4.0)
+SPROUT_PER_NODE_GRID = (None, 3, 1)
+PAPER_CHUNKS = 200  # about the sentences of a short paper: what a calibration document is padded to
+
+
+def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: int = 12,
+                            grid: Sequence[float] = SPROUT_WEIGHT_GRID,
+                            per_node_grid: Sequence[int | None] = SPROUT_PER_NODE_GRID,
+                            sources: Sequence[str] = ("qasper",), min_chunks: int = PAPER_CHUNKS) -> dict[str, Any]:
+    """How SproutRAG's nodes vote in within-paper search, chosen on held-out training documents.
+
+    ``docs`` / ``x`` / ``xq``: a SproutRAG training set's dev documents, their chunk and query
+    vectors (:class:`vectree.retrieval.sprout.data.TrainingSet`); ``encode``: texts -> MiniLM vectors
+    (the model's text nodes).  Each document of ``sources`` becomes a paper whose passages are its
+    chunks followed by those of the next documents until it has ``min_chunks`` (a QASPER training
+    document holds only its questions' evidence paragraphs; a real paper is mostly other text, and
+    its SproutRAG nodes are larger).  Every query ranks them as :func:`fuse_with_sprout` does (BM25,
+    cosine and the model's ``k`` nodes) at every ``(weight, per_node)`` of the grids.  The score of
+    a setting is the mean of the recall of the gold chunks among the first ``k`` and among the
+    first ``depth`` (what the reader reranks); the chosen setting is the best, the smallest weight
+    among ties -- 0, plain passages, unless the nodes help.  Returns ``{"weight", "per_node",
+    "scores": {"<weight>/<per_node>": {...}}, "queries", ...}``.
+    """
+    from vectree.retrieval.sprout.tree import node_text
+
+    settings = [(0.0, None)] + [(float(w), c) for w in grid if w > 0 for c in per_node_grid]
+    sums = {st: {f"recall@{k}": 0.0, f"recall@{depth}": 0.0} for st in settings}
+    n_queries = 0
+    pool = [(d, xd) for d, xd in zip(docs, x) if d.source in sources and d.n]
+    for doc, xd, xqd in zip(docs, x, xq):
+        if doc.source not in sources or not doc.queries or doc.n < 2:
+            continue
+        at = next(i for i, (d, _) in enumerate(pool) if d is doc)
+        chunks, para, weights, parts = list(doc.chunks), list(doc.para), list(doc.weights), [xd]
+        for j in range(1, len(pool)):
+            if len(chunks) >= min_chunks:
+                break
+            other, xo = pool[(at + j) % len(pool)]
+            base = max(para) + 1  # paragraph ids stay distinct: each document's after the last
+            chunks += other.chunks
+            para += [base + p for p in other.para]
+            weights += other.weights
+            parts.append(xo)
+        xd = np.concatenate(parts)
+        tree = model.document_tree(xd, para, weights, texts=chunks, encode=encode).tree
+        unit = unit_rows(xd)
+        table = pa.Table.from_pylist(
+            [{"passage_id": i, "page_no": 1, "block": int(para[i]), "node_id": None, "text": t,
+              "vector": unit[i].tolist()} for i, t in enumerate(chunks)], schema=PASSAGES_SCHEMA)
+        passages = PaperPassages(table)
+        search_q = model.search_query(xqd)
+        for query, qv, sq in zip(doc.queries, unit_rows(xqd), search_q):
+            gold = set(query.positives)
+            if not gold:
+                continue
+            nodes = [{"node_id": int(c.node), "text": node_text(tree, chunks, c.node), "pages": [1]}
+                     for c in model.search([tree], sq, k)]
+            n_queries += 1
+            rankings = {c: sprout_ranking(passages, qv, nodes, c)[0] for c in per_node_grid}
+            for w, c in settings:
+                ranking = rankings.get(c, [])
+                hits = passages.rank(query.text, qv, depth, extra=[(ranking, w)] if ranking and w else ())
+                ids = [h.passage_id for h in hits]
+                sums[(w, c)][f"recall@{k}"] += len(gold & set(ids[:k])) / len(gold)
+                sums[(w, c)][f"recall@{depth}"] += len(gold & set(ids)) / len(gold)
+    scores = {st: {m: round(v / max(n_queries, 1), 4) for m, v in s_.items()} for st, s_ in sums.items()}
+    for v in scores.values():
+        v["score"] = round((v[f"recall@{k}"] + v[f"recall@{depth}"]) / 2, 4)
+    best = max(settings, key=lambda st: (scores[st]["score"], -st[0])) if n_queries else (0.0, None)
+    return {"weight": best[0], "per_node": best[1],
+            "scores": {f"{w}/{c if c else 'all'}": v for (w, c), v in scores.items()}, "queries": n_queries,
+            "k": k, "depth": depth, "sources": list(sources), "min_chunks": min_chunks}
+
+
+def unit_rows(v: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero)."""
+    v = np.asarray(v, dtype=np.float32)
+    return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-12)

@@ -55,6 +55,12 @@ class SproutConfig:
     # searched against the plain MiniLM query (tree.with_text_vectors); 0: progressive embeddings
     # and the query adapter throughout (models trained before text nodes)
     text_node_chunks: int = 0
+    # the weight of this model's nodes as a vote in within-paper passage search (beside BM25 and
+    # cosine, reciprocal-rank fusion), calibrated after training on the QASPER dev documents
+    # (retrieval.passages.calibrate_sprout_weight); 1.0, a plain third vote, for older models
+    within_paper_weight: float = 1.0
+    within_paper_per_node: int | None = None  # passages of each node that vote (None: all it holds)
+    within_paper_calibration: dict[str, Any] = field(default_factory=dict)
     tau_init: float = 0.0  # on the reranker's logit scale
     tau_temperature_init: float = 1.0
     model_id: str = ""
@@ -468,8 +474,25 @@ def model_card(model: SproutModel) -> str:
     for src in sorted(k for k, v in after.items() if isinstance(v, dict)):
         b, a = before.get(src) or {}, after[src]
         lines.append(f"| {src} | " + " | ".join(f"{b.get(f'ie@{k}', '')} | {a.get(f'ie@{k}', '')}" for k in (1, 3, 5)) + " |")
-    lines += ["", f"Mean dev IE: {before.get('mean_ie')} (untrained, cosine rerank) -> {after.get('mean_ie')}.", "",
-              "## Use", "", f"- make it live in a store: `vectree sprout use {cfg.model_id}`",
+    lines += ["", f"Mean dev IE: {before.get('mean_ie')} (untrained, cosine rerank) -> {after.get('mean_ie')}.", ""]
+    cal = cfg.within_paper_calibration or {}
+    if cal.get("scores"):
+        k, depth = cal.get("k"), cal.get("depth")
+        lines += ["## Within-paper vote weight", "",
+                  f"In `search_within_paper` this model's nodes vote beside BM25 and cosine with weight "
+                  f"**{cfg.within_paper_weight}**, "
+                  + (f"each node's best {cfg.within_paper_per_node} passages" if cfg.within_paper_per_node
+                     else "all the passages of each node")
+                  + f", chosen on the {cal.get('queries')} questions of the QASPER dev documents (each "
+                  f"followed by the next documents' text up to {cal.get('min_chunks')} chunks, as a paper holds "
+                  f"more than its evidence): mean of gold-chunk recall@{k} and @{depth} "
+                  "(`vectree.retrieval.passages.calibrate_sprout_weight`; reproduce with "
+                  "`benchmarks/calibrate_within_paper.py`).", "",
+                  f"| weight / passages per node | recall@{k} | recall@{depth} | score |", "|---|---:|---:|---:|"]
+        lines += [f"| {w} | {v.get(f'recall@{k}')} | {v.get(f'recall@{depth}')} | {v.get('score')} |"
+                  for w, v in cal["scores"].items()]
+        lines.append("")
+    lines += ["## Use", "", f"- make it live in a store: `vectree sprout use {cfg.model_id}`",
               "- switch SproutRAG off (plain passages): `vectree sprout use none`; list models: `vectree sprout list`",
               f"- evaluate it: `VECTREE_SPROUT_MODEL=<this folder> vectree eval ... --system sprout`", ""]
     return "\n".join(lines)

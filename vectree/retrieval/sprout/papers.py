@@ -223,7 +223,8 @@ def sprout_available(store, doc_id: str | None = None) -> bool:
     return doc_id is None or tree_table_path(store, doc_id).exists()
 
 
-def _hits(papers: Sequence[PaperTree], chosen) -> list[dict[str, Any]]:
+def _hits(papers: Sequence[PaperTree], chosen, vote_weight: float = 1.0,
+          vote_per_node: int | None = None) -> list[dict[str, Any]]:
     out = []
     for c in chosen:
         p = papers[c.doc]
@@ -232,6 +233,8 @@ def _hits(papers: Sequence[PaperTree], chosen) -> list[dict[str, Any]]:
             "pages": p.node_pages(c.node), "score": round(float(c.score), 4),
             "rank_score": round(float(c.rank_score), 4), "depth": int(p.tree.depth[c.node]),
             "n_sentences": int(p.tree.weight[c.node]),
+            # how the model's calibration says its nodes vote in within-paper passage search
+            "vote_weight": vote_weight, "vote_per_node": vote_per_node,
         })
     return out
 
@@ -240,7 +243,9 @@ def retrieve_papers(store, query: str, k: int = 5, doc_ids: Sequence[str] | None
                     embedder=None, **overrides) -> list[dict[str, Any]]:
     """SproutRAG retrieval across papers (default: every paper with a tree), merged.
 
-    Each hit: ``{doc_id, node_id, text, chunk_ids, pages, score, rank_score, depth, n_sentences}``.
+    Each hit: ``{doc_id, node_id, text, chunk_ids, pages, score, rank_score, depth, n_sentences,
+    vote_weight, vote_per_node}`` (how its model's calibration has the nodes vote in within-paper
+    passage search: :func:`vectree.retrieval.passages.calibrate_sprout_weight`).
     Trees built by different models are searched with their own model, then merged by score.
     """
     from .encoder import embed_texts
@@ -271,7 +276,8 @@ def retrieve_papers(store, query: str, k: int = 5, doc_ids: Sequence[str] | None
         model = model_for(store, model_id)
         q = model.search_query(xq[None])[0]
         group = [papers[i] for i in idx]
-        hits += _hits(group, model.search([p.tree for p in group], q, k, **overrides))
+        hits += _hits(group, model.search([p.tree for p in group], q, k, **overrides),
+                      float(model.config.within_paper_weight), model.config.within_paper_per_node)
     hits.sort(key=lambda h: -h["rank_score"])
     return hits[:k]
 
