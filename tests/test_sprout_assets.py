@@ -179,6 +179,13 @@ def test_train_publishes_a_model_and_rebuilds_every_tree(trained_store):
             else:
                 assert r["chunk_ids"] == [r["node_id"]] and r["text"] == chunks[r["node_id"]].text
             assert r["pages"] and all(1 <= p <= 2 for p in r["pages"])
+            paras = {chunks[c].paragraph for c in r["chunk_ids"]}
+            assert r["paragraph"] == (next(iter(paras)) if len(paras) == 1 else -1)
+        # the stored paragraphs come back as the tree's groups (SearchParams.single_paragraph)
+        from vectree.retrieval.sprout.papers import read_paper_tree
+
+        tree = read_paper_tree(store, doc_id).tree
+        assert tree.groups.tolist() == [c.paragraph for c in chunks]
 
 
 def test_retrieve_in_paper_and_cli(trained_store):

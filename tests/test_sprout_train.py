@@ -66,6 +66,12 @@ def test_short_run_learns(trained):
     assert tr["n_parameters"] == trained.model.n_parameters() > 0
 
 
+def test_training_chooses_single_paragraph_nodes_on_dev(trained):
+    record = trained.model.config.training["single_paragraph_dev"]
+    assert record["chosen"] == (record["on"] > record["off"]) == trained.model.config.search.single_paragraph
+    assert trained.dev_best["mean_ie"] == (record["on"] if record["chosen"] else record["off"])
+
+
 def test_training_is_reproducible(training_set, trained):
     again = train(training_set.split("train"), training_set.split("dev"), TrainConfig(**CFG), log=None)
     a, b = trained.model.state_dict(), again.model.state_dict()

@@ -162,6 +162,8 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
     SystemSpec("sprout-embtree", ("sentences",), _sprout("sprout-embtree"), "SproutRAG, embedding-similarity tree"),
     SystemSpec("sprout-fixedtau", ("sentences",), _sprout("sprout-fixedtau"), "SproutRAG, untrained threshold"),
     SystemSpec("sprout-token", ("sentences",), _sprout("sprout-token"), "SproutRAG, token-level attention"),
+    SystemSpec("sprout-onepara", ("sentences",), _sprout("sprout-onepara"),
+               "SproutRAG, only nodes inside one paragraph"),
     SystemSpec("sprout-textnodes", ("sentences",), _sprout("sprout-textnodes"), "SproutRAG, text-embedded nodes"),
     SystemSpec("sprout-paranodes", ("sentences",), _sprout("sprout-paranodes"), "diagnostic: paragraph nodes, node vectors"),
     SystemSpec("sprout-paratext", ("sentences",), _sprout("sprout-paratext"), "diagnostic: paragraph nodes, text vectors"),
@@ -176,7 +178,8 @@ DEFAULT_SYSTEMS = {
     "routing": ("vectree", "vectree-no-rerank", "vectree-bm25", "vectree-dense", "bm25", "dense-rag",
                 "reranked-dense-rag", "raptor"),
     "sentences": ("sprout", "flat", "paragraphs", "bm25", "dense-rag", "fixed-128", "reranked-dense-rag", "raptor",
-                  "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-fixedtau", "sprout-token"),
+                  "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-fixedtau", "sprout-onepara",
+                  "sprout-token"),
     "synthesis": ("vectree", "vectree-no-rerank", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
 }
 

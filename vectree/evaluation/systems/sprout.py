@@ -16,6 +16,8 @@ node is the character spans of its chunks, which the sentence scorer counts.
   only the merge order differs;
 * ``sprout-fixedtau``: the same model with its threshold at its untrained value (``tau_init``,
   temperature ``tau_temperature_init``) instead of the learned one;
+* ``sprout-onepara``: the same model returning only nodes inside one paragraph (its
+  ``single_paragraph`` search parameter on, whatever its training chose on dev);
 * ``sprout-token``: the token-level encoder of the reference (MiniLM's token attentions
   averaged into chunk-pair attention in 512-token windows), plain MiniLM vectors and query.
 
@@ -47,6 +49,7 @@ VARIANTS = {
     "sprout-embtree": "SproutRAG ablation: tree from MiniLM embedding similarity, no attention",
     "sprout-fixedtau": "SproutRAG ablation: untrained threshold tau (the learned one replaced by its initial value)",
     "sprout-token": "SproutRAG ablation: token-level MiniLM attention (512-token windows)",
+    "sprout-onepara": "SproutRAG variant: only nodes inside one paragraph are returned (single_paragraph on)",
     "sprout-textnodes": "SproutRAG, inner nodes of up to 8 chunks scored by the MiniLM vector of their text",
     # diagnostics (representation vs granularity): only the tree's paragraph nodes, ranked by cosine
     "sprout-paranodes": "diagnostic: the tree's paragraph nodes only, ranked by the progressive node vector",
@@ -129,6 +132,8 @@ class SproutSystem(RetrieverSystem):
 
     def _params(self):
         overrides = {"leaves_only": True} if self.name == "sprout-leaves" else {}
+        if self.name == "sprout-onepara":
+            overrides = {"single_paragraph": True}
         if self.name == "sprout-fixedtau":
             overrides = {"tau": float(self.model.config.tau_init),
                          "tau_temperature": float(self.model.config.tau_temperature_init)}
@@ -205,7 +210,7 @@ class SproutSystem(RetrieverSystem):
         para = [c.paragraph for c in chunks]
         text = {"texts": [c.text for c in chunks], "encode": self.ctx.embedder.encode_documents}
         weights = np.asarray([c.n_sentences for c in chunks], dtype=np.float64)
-        if self.name in ("sprout", "sprout-leaves", "sprout-fixedtau", "sprout-textnodes", "sprout-paranodes",
+        if self.name in ("sprout", "sprout-leaves", "sprout-fixedtau", "sprout-onepara", "sprout-textnodes", "sprout-paranodes",
                          "sprout-paratext", "sprout-textcos"):
             return self.model.document_tree(x, para, weights, **text).tree
         if self.name == "sprout-uniform":

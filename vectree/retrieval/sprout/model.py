@@ -217,6 +217,7 @@ class SproutModel(nn.Module):
                 raise ValueError(f"model {self.config.model_id or '(unnamed)'} represents nodes of up to "
                                  f"{self.config.text_node_chunks} chunks by their text: pass texts= and encode=")
             tree = with_text_vectors(tree, x, texts, encode, self.config.text_node_chunks)
+        tree.groups = np.asarray(para, dtype=np.int64)  # what SearchParams.single_paragraph reads
         return DocumentTree(tree, att)
 
     def search_query(self, xq: np.ndarray) -> np.ndarray:
@@ -451,6 +452,9 @@ def model_card(model: SproutModel) -> str:
               f"seed {(tr.get('train_config') or {}).get('seed')}, best encoder epoch {tr.get('best_epoch')}, "
               f"best reranker epoch {tr.get('best_rerank_epoch')}",
               f"- learned threshold tau: {tr.get('tau_after')}",
+              *([f"- returned nodes: only those inside one paragraph ({'chosen' if cfg.search.single_paragraph else 'not chosen'}"
+                 f" on dev: mean IE {(tr.get('single_paragraph_dev') or {}).get('on')} with it, "
+                 f"{(tr.get('single_paragraph_dev') or {}).get('off')} without)"] if tr.get("single_paragraph_dev") else []),
               (f"- node vectors: nodes of up to {cfg.text_node_chunks} chunks are represented by the "
                f"{cfg.base_encoder} vector of their own text (searched with the plain query), larger ones "
                "by their progressive embedding" if cfg.text_node_chunks else

@@ -10,7 +10,9 @@ from the leaves -- this keeps a table O(n) in text instead of O(n^2) for deep tr
 :func:`vectree.retrieval.sprout.chunks.pages_to_text`; inner nodes: the hull), ``n_sentences``,
 ``strength`` (the mutual attention at which the node was merged; ``inf`` for leaves),
 ``vector`` (the progressive embedding; for a model with text nodes, the MiniLM vector of the
-node's own text when it has at most ``text_node_chunks`` chunks) and ``model_id`` (the model that built it; its folder is
+node's own text when it has at most ``text_node_chunks`` chunks), ``paragraph`` (the node's
+paragraph when its chunks all lie in one, else -1; tables written before it lack the column) and
+``model_id`` (the model that built it; its folder is
 kept, so an older tree stays searchable with its own model until it is rebuilt).
 
 Lance writes a new table version and switches to it in one step, so a reader sees the old tree
@@ -49,6 +51,7 @@ def tree_schema(dim: int) -> pa.Schema:
         ("char_end", pa.int64()), ("n_sentences", pa.int32()), ("strength", pa.float64()),
         ("vector", pa.list_(pa.float32(), dim)),
         ("model_id", pa.string()),
+        ("paragraph", pa.int32()),  # the node's paragraph when all its chunks are in one, else -1
     ])
 
 
@@ -78,6 +81,11 @@ class PaperTree:
         return sorted({p for c in self.tree.leaves(v) for p in self.chunk_pages[c]})
 
 
+def _one_paragraph(chunks: Sequence[Chunk], ids: Sequence[int]) -> int:
+    first = chunks[ids[0]].paragraph
+    return int(first) if all(chunks[c].paragraph == first for c in ids) else -1
+
+
 def tree_rows(doc_id: str, model_id: str, tree: Tree, chunks: Sequence[Chunk]) -> list[dict[str, Any]]:
     """The Lance rows of one tree (see the module docstring)."""
     rows = []
@@ -94,6 +102,7 @@ def tree_rows(doc_id: str, model_id: str, tree: Tree, chunks: Sequence[Chunk]) -
             "strength": float(tree.strength[v]) if tree.strength is not None else float("inf"),
             "vector": tree.vectors[v].astype(np.float32).tolist(),
             "model_id": model_id,
+            "paragraph": _one_paragraph(chunks, ids),
         })
     return rows
 
@@ -208,6 +217,8 @@ def read_paper_tree(store, doc_id: str) -> PaperTree:
     tree = tree_from_merges(merges, vectors[:n], np.array(data["n_sentences"][:n], dtype=np.float64),
                             np.array(data["strength"][n:], dtype=np.float64))
     tree.vectors = vectors  # the stored progressive vectors (identical up to float rounding)
+    if "paragraph" in data:  # tables written before the column: paragraphs unknown, no restriction
+        tree.groups = np.array(data["paragraph"][:n], dtype=np.int64)
     paper = PaperTree(doc_id, data["model_id"][0], tree, data["text"][:n],
                       [tuple(p) for p in data["pages"][:n]],
                       list(zip(data["char_start"][:n], data["char_end"][:n])))

@@ -9,6 +9,8 @@ For one query vector ``q`` and one tree:
    cosine and the ``beam_width`` best kept; every node the search visits, at any level, is a
    candidate (:func:`beam_search`), and so is every node of at most ``scan_chunks`` chunks of a
    routed document (text-node models: the small nodes are scored exactly, the beam guides above);
+   With ``single_paragraph`` only nodes inside one paragraph are candidates (the larger ones
+   only route the beam);
 3. **threshold**: a candidate stays when its score passes the learned ``tau`` (and it has at most
    ``max_sentences`` sentences: a node holding most of a long paper is no answer unit).  With the default
    ``rerank="learned"`` the score is the learned reranker's logit (below); with the other
@@ -64,6 +66,10 @@ class SearchParams:
     # every node of at most this many chunks in a routed document is a candidate too, beside the
     # beam's (text-node models: their small nodes are scored exactly, the beam guides above them)
     scan_chunks: int = 0
+    # return only nodes whose chunks lie in one paragraph (a paragraph or part of one; trees that
+    # know their paragraphs): larger nodes still guide the beam.  Measured: unions of paragraphs
+    # were mostly a relevant paragraph plus an unrelated one (see the README's SproutRAG section)
+    single_paragraph: bool = False
 
     def __post_init__(self) -> None:
         if self.rerank not in RERANKERS:
@@ -280,6 +286,9 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
     def candidates(d: int, nodes: np.ndarray):
         """The candidate arrays of ``nodes`` of document ``d``: what the reranker makes of them."""
         t, s = trees[d], scores[d]
+        single = t.single_group() if params.single_paragraph else None
+        if single is not None:
+            nodes = nodes[single[nodes]]
         if params.rerank == "learned":
             if d not in features:
                 features[d] = node_features(t, s[: t.n_leaves], s, best_leaf, best_node)

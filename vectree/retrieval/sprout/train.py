@@ -487,17 +487,20 @@ def train(train_set: TrainingSet, dev_set: TrainingSet, config: TrainConfig | No
         else:
             items = _doc_rerank_items(model, train_set, cfg)
         _init_scaler(model, items)
-        stage2, best_rerank = _train_reranker(model, items, dev_set, cfg, log=log, progress=progress)
+        stage2, best_rerank, dev_cache = _train_reranker(model, items, dev_set, cfg, log=log, progress=progress)
         history += stage2
+        dev_every = next(h["dev"] for h in stage2 if h["epoch"] == best_rerank)
+        dev_best, dev_single = _choose_single_paragraph(model, dev_cache, cfg, dev_every, log=log)
         seconds = time.perf_counter() - started
     finally:
         torch.set_num_threads(threads_before)
     model.eval()
-    dev_best = next(h["dev"] for h in stage2 if h["epoch"] == best_rerank)
     model.config.training = {
         "train_config": cfg.to_dict(), "data": train_set.info, "best_epoch": best_epoch,
         "best_rerank_epoch": best_rerank, "seconds": round(seconds, 1), "dev_before": dev_before,
-        "dev_best": dev_best, "history": [{k: v for k, v in h.items() if k != "alpha"} for h in history],
+        "dev_best": dev_best, "single_paragraph_dev": {"off": dev_every["mean_ie"], "on": dev_single["mean_ie"],
+                                                       "chosen": bool(model.config.search.single_paragraph)},
+        "history": [{k: v for k, v in h.items() if k != "alpha"} for h in history],
         "alpha_before": history[0]["alpha"], "alpha_after": model.alpha_weights().detach().tolist(),
         "tau_before": float(mc.tau_init), "tau_after": float(model.tau.detach()),
         "n_parameters": model.n_parameters(), "peak_rss_mb": round(_peak_rss_mb(), 1),
@@ -547,4 +550,18 @@ def _train_reranker(model: SproutModel, items: list[_RerankItem], dev: TrainingS
             log(f"stage 2 epoch {epoch}: loss {row['loss']:.4f} (rerank {row['l_rerank']:.4f} tau {row['l_tau']:.4f}) "
                 f"dev IE {dev_m['mean_ie']} tau {row['tau']:.3f}")
     model.load_state_dict(best_state)
-    return history, best_epoch
+    return history, best_epoch, cache
+
+
+def _choose_single_paragraph(model: SproutModel, cache: _DevCache, cfg: TrainConfig, dev_best: dict, *,
+                             log=None) -> tuple[dict, dict]:
+    """Turn ``search.single_paragraph`` on (return only nodes inside one paragraph) when it raises
+    the trained model's mean dev IE: a structural choice made on dev like the rest.  Returns the
+    dev metrics of the setting kept and those with the restriction on."""
+    on = dev_metrics(model, ks=cfg.dev_ks, params=model.search_params(single_paragraph=True), cache=cache)
+    chosen = on["mean_ie"] > dev_best["mean_ie"]
+    model.config.search.single_paragraph = chosen
+    if log:
+        log(f"single-paragraph nodes only: dev IE {on['mean_ie']} against {dev_best['mean_ie']} with every "
+            f"node: {'on' if chosen else 'off'}")
+    return (on if chosen else dev_best), on

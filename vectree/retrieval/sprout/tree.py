@@ -20,7 +20,7 @@ node ``n + i``, the root is ``2n - 2``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
@@ -101,7 +101,8 @@ class Tree:
     ``vectors[v]`` the progressive embedding (not normalised); ``leaf_order`` lists the leaves
     in depth-first order, so the leaves under node ``v`` are ``leaf_order[lo[v]:hi[v]]``;
     ``weight[v]`` sums the leaves' weights (sentence counts when given); ``strength[v]`` is the
-    mutual attention at which inner node ``v`` was formed (``inf`` for leaves), its cohesion.
+    mutual attention at which inner node ``v`` was formed (``inf`` for leaves), its cohesion;
+    ``groups[c]`` (optional) the paragraph of chunk ``c`` (:meth:`single_group`).
     """
 
     n_leaves: int
@@ -114,6 +115,20 @@ class Tree:
     hi: np.ndarray  # (n_nodes,) int
     weight: np.ndarray  # (n_nodes,) float
     strength: np.ndarray | None = None  # (n_nodes,) float
+    groups: np.ndarray | None = None  # (n_leaves,) int: each chunk's paragraph, when known
+    _single: np.ndarray | None = field(default=None, repr=False, compare=False)
+
+    def single_group(self) -> np.ndarray | None:
+        """``(n_nodes,)`` bool: the node's chunks all lie in one paragraph (``groups``); None when
+        the paragraphs are not known.  O(n), computed once: a node spans one group exactly when
+        the group never changes between consecutive leaves of its depth-first interval."""
+        if self.groups is None:
+            return None
+        if self._single is None:
+            g = np.asarray(self.groups)[self.leaf_order]
+            changes = np.concatenate([[0], np.cumsum(g[1:] != g[:-1])])
+            self._single = changes[self.hi - 1] == changes[self.lo]
+        return self._single
 
     @property
     def n_nodes(self) -> int:
@@ -252,4 +267,4 @@ def with_text_vectors(tree: Tree, chunk_vectors: np.ndarray, chunk_texts: Sequen
     inner = np.flatnonzero(tree.hi[tree.n_leaves:] - tree.lo[tree.n_leaves:] <= max_chunks) + tree.n_leaves
     vectors[inner] = text_vectors(tree, chunk_texts, inner, encode)
     return Tree(tree.n_leaves, tree.children, tree.parent, tree.depth, vectors, tree.leaf_order, tree.lo, tree.hi,
-                tree.weight, tree.strength)
+                tree.weight, tree.strength, tree.groups)
