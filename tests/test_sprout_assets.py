@@ -293,12 +293,15 @@ def test_train_cli_prints_data_progress_figures_and_the_command_that_makes_it_li
     assert "training data" in text and "hotpotqa" in text and "qasper" in text
     assert "stage 1: encoder" in text and "dev R-precision" in text and "stage 2: reranker" in text
     assert "dev figures" in text and "->" in text
+    # what training chose on dev besides the weights is printed, and written to the card
+    assert "single-paragraph nodes only:" in text and "within-paper search: the nodes vote with weight" in text
     new = [p for p in (store.sprout_dir / "models").iterdir() if p.is_dir() and p != live_before]
     assert len(new) == 1 and (new[0] / "MODEL_CARD.md").exists()
     assert f"vectree sprout use {new[0].name}" in text and "written to" in text
     assert current_model_dir(store) == live_before  # --no-live kept the live model
     card = (new[0] / "MODEL_CARD.md").read_text()
     assert "licence-compatible" in card and "IE@1" in card and "Benchmark model" not in card
+    assert "## Within-paper vote weight" in card and "returned nodes: only those inside one paragraph" in card
 
 
 def test_a_model_that_did_not_learn_is_written_but_not_made_live(trained_store, tmp_path, monkeypatch):

@@ -159,6 +159,23 @@ def _data_table(event: dict) -> Table:
     return table
 
 
+def _choices(cfg) -> list[str]:
+    """What training chose on dev besides the weights: single-paragraph nodes, the within-paper vote."""
+    out = []
+    sp = (cfg.training or {}).get("single_paragraph_dev")
+    if sp:
+        out.append(f"single-paragraph nodes only: {'on' if sp['chosen'] else 'off'} (dev IE {sp['on']} with, "
+                   f"{sp['off']} without)")
+    cal = cfg.within_paper_calibration or {}
+    if cal.get("scores"):
+        plain = (cal["scores"].get("0.0/all") or {}).get("score")
+        key = f"{cfg.within_paper_weight}/{cfg.within_paper_per_node or 'all'}"
+        out.append(f"within-paper search: the nodes vote with weight {cfg.within_paper_weight}, "
+                   f"{cfg.within_paper_per_node or 'all'} passages per node (QASPER dev recall score "
+                   f"{(cal['scores'].get(key) or {}).get('score')} against {plain} for plain passages)")
+    return out
+
+
 def _dev_table(tr: dict) -> Table:
     before, after = tr.get("dev_before") or {}, tr.get("dev_best") or {}
     table = Table(title="dev figures (IE = recall x precision of the returned sentences): before -> after")
@@ -224,6 +241,8 @@ def register(group: click.Group) -> None:
         model = out["model"]
         tr = model.config.training
         console.print(_dev_table(tr))
+        for line in _choices(model.config):
+            console.print(line)
         mid = model.config.model_id
         console.print(f"model [bold]{mid}[/] ({model.n_parameters():,} parameters) written to {out['folder']} "
                       f"(with its MODEL_CARD.md); training {tr['seconds']:.0f}s, all in "
