@@ -66,10 +66,31 @@ def test_short_run_learns(trained):
     assert tr["n_parameters"] == trained.model.n_parameters() > 0
 
 
-def test_training_chooses_single_paragraph_nodes_on_dev(trained):
-    record = trained.model.config.training["single_paragraph_dev"]
-    assert record["chosen"] == (record["on"] > record["off"]) == trained.model.config.search.single_paragraph
-    assert trained.dev_best["mean_ie"] == (record["on"] if record["chosen"] else record["off"])
+def test_training_chooses_single_paragraph_nodes_on_dev(training_set):
+    """Trained on every node (single_paragraph=False), the restriction is kept only when it raises dev IE."""
+    every = train(training_set.split("train"), training_set.split("dev"),
+                  TrainConfig(**dict(CFG, epochs=1, rerank_epochs=2), single_paragraph=False), log=None)
+    record = every.model.config.training["single_paragraph_dev"]
+    assert not record["trained_for"]
+    assert record["chosen"] == (record["on"] > record["off"]) == every.model.config.search.single_paragraph
+    assert every.dev_best["mean_ie"] == (record["on"] if record["chosen"] else record["off"])
+
+
+def test_the_default_reranker_ranks_only_single_paragraph_nodes(trained, training_set):
+    """The default recipe trains stage 2 on the nodes inside one paragraph and searches only those."""
+    from vectree.retrieval.sprout.train import _doc_rerank_items
+
+    model = trained.model
+    assert model.config.search.single_paragraph and model.config.training["single_paragraph_dev"]["trained_for"]
+    for d, x, xq in list(zip(training_set.docs, training_set.x, training_set.xq))[:6]:
+        tree = model.document_tree(x, d.para, d.weights, texts=d.chunks, encode=training_set.encode).tree
+        single = tree.single_group()
+        for hit in model.search([tree], model.search_query(xq)[0], 5) if len(xq) else []:
+            assert single[hit.node]
+    dev = training_set.split("dev")
+    every = _doc_rerank_items(model, dev, TrainConfig(**CFG, single_paragraph=False))
+    inside = _doc_rerank_items(model, dev, TrainConfig(**CFG))
+    assert sum(i.features.shape[1] for i in inside) < sum(i.features.shape[1] for i in every)
 
 
 def test_training_is_reproducible(training_set, trained):

@@ -163,7 +163,9 @@ def _choices(cfg) -> list[str]:
     """What training chose on dev besides the weights: single-paragraph nodes, the within-paper vote."""
     out = []
     sp = (cfg.training or {}).get("single_paragraph_dev")
-    if sp:
+    if sp and sp.get("trained_for"):
+        out.append("single-paragraph nodes only: on (the reranker was trained to rank those)")
+    elif sp:
         out.append(f"single-paragraph nodes only: {'on' if sp['chosen'] else 'off'} (dev IE {sp['on']} with, "
                    f"{sp['off']} without)")
     cal = cfg.within_paper_calibration or {}

@@ -452,9 +452,7 @@ def model_card(model: SproutModel) -> str:
               f"seed {(tr.get('train_config') or {}).get('seed')}, best encoder epoch {tr.get('best_epoch')}, "
               f"best reranker epoch {tr.get('best_rerank_epoch')}",
               f"- learned threshold tau: {tr.get('tau_after')}",
-              *([f"- returned nodes: only those inside one paragraph ({'chosen' if cfg.search.single_paragraph else 'not chosen'}"
-                 f" on dev: mean IE {(tr.get('single_paragraph_dev') or {}).get('on')} with it, "
-                 f"{(tr.get('single_paragraph_dev') or {}).get('off')} without)"] if tr.get("single_paragraph_dev") else []),
+              *_single_paragraph_line(cfg),
               (f"- node vectors: nodes of up to {cfg.text_node_chunks} chunks are represented by the "
                f"{cfg.base_encoder} vector of their own text (searched with the plain query), larger ones "
                "by their progressive embedding" if cfg.text_node_chunks else
@@ -500,6 +498,17 @@ def model_card(model: SproutModel) -> str:
               "- switch SproutRAG off (plain passages): `vectree sprout use none`; list models: `vectree sprout list`",
               f"- evaluate it: `VECTREE_SPROUT_MODEL=<this folder> vectree eval ... --system sprout`", ""]
     return "\n".join(lines)
+
+
+def _single_paragraph_line(cfg: SproutConfig) -> list[str]:
+    sp = (cfg.training or {}).get("single_paragraph_dev")
+    if not sp:
+        return []
+    if sp.get("trained_for"):
+        return ["- returned nodes: only those inside one paragraph (the reranker was trained on those; "
+                "larger nodes only route the beam)"]
+    return [f"- returned nodes: only those inside one paragraph ({'chosen' if sp.get('chosen') else 'not chosen'} on "
+            f"dev: mean IE {sp.get('on')} with it, {sp.get('off')} without)"]
 
 
 def write_model_card(folder: str | os.PathLike, model: SproutModel) -> Path:
