@@ -8,7 +8,7 @@ For one query vector ``q`` and one tree:
 2. **beam search** from the root: at each level the children of the beam are scored by that
    cosine and the ``beam_width`` best kept; every node the search visits, at any level, is a
    candidate (:func:`beam_search`), and so is every node of at most ``scan_chunks`` chunks of a
-   routed document (text-node models: the small nodes are scored exactly, the beam guides above);
+   routed document (text-node models: the small nodes are scored exactly, the beam guides above).
    With ``single_paragraph`` only nodes inside one paragraph are candidates (the larger ones
    only route the beam);
 3. **threshold**: a candidate stays when its score passes the learned ``tau`` (and it has at most
