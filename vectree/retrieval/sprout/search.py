@@ -41,6 +41,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
+from scipy.special import expit  # the logistic function without exp's overflow warnings
 
 from .tree import Tree
 
@@ -116,7 +117,7 @@ def beam_search(tree: Tree, node_scores: np.ndarray, beam_width: int) -> list[in
 
 def leaf_probabilities(leaf_scores: np.ndarray, tau: float, temperature: float) -> np.ndarray:
     """Calibrated relevance of each leaf: ``sigmoid((score - tau) / temperature)``."""
-    return 1.0 / (1.0 + np.exp(-(leaf_scores - tau) / max(temperature, 1e-6)))
+    return expit((np.asarray(leaf_scores, dtype=np.float64) - tau) / max(temperature, 1e-6))
 
 
 def expected_relevant(tree: Tree, leaf_prob: np.ndarray) -> np.ndarray:
@@ -294,7 +295,7 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
                 features[d] = node_features(t, s[: t.n_leaves], s, best_leaf, best_node)
             # the reranker's logit is the candidate score: tau gates it, sigmoid(logit) estimates precision
             logit = node_scorer(features[d][nodes])
-            expected = t.weight[nodes] / (1.0 + np.exp(-logit))
+            expected = t.weight[nodes] * expit(logit)
             gate, rank = logit, logit
         elif params.rerank == "expected_ie":
             expected = leaf_probabilities(s[nodes], params.tau, params.tau_temperature) * t.weight[nodes]
