@@ -68,6 +68,9 @@ def test_a_vote_of_weight_zero_leaves_the_passages_ranking():
     plain = [h.passage_id for h in pp.rank(q, qv, 6)]
     assert [h.passage_id for h, _ in fuse_with_sprout(pp, q, qv, [node], 6, weight=0.0)] == plain
     assert [h.passage_id for h, _ in fuse_with_sprout(pp, q, qv, [node], 6, weight=1.0)] != plain
+    # without an explicit weight the vote weighs what the nodes' model calibrated (carried by the hits)
+    assert [h.passage_id for h, _ in fuse_with_sprout(pp, q, qv, [dict(node, vote_weight=0.0)], 6)] == plain
+    assert [h.passage_id for h, _ in fuse_with_sprout(pp, q, qv, [dict(node, vote_weight=1.0)], 6)] != plain
 
 
 def test_per_node_keeps_only_a_nodes_best_passages_in_the_vote():

@@ -291,12 +291,9 @@ class Toolbox:
             qv = adapt(qv) if adapt is not None else qv
             extra = ()
             if sprout_nodes:  # SproutRAG's nodes are a third vote in the first stage, as without a reader
-                from vectree.retrieval.passages import SPROUT_WEIGHT, sprout_ranking
+                from vectree.retrieval.passages import sprout_vote
 
-                # how the nodes vote: their model's calibration (retrieval.passages.calibrate_sprout_weight)
-                ranking, _ = sprout_ranking(passages, qv, sprout_nodes, sprout_nodes[0].get("vote_per_node"))
-                weight = float(sprout_nodes[0].get("vote_weight", SPROUT_WEIGHT))
-                extra = [(ranking, weight)] if ranking and weight > 0 else ()
+                extra, _ = sprout_vote(passages, qv, sprout_nodes)  # weighed as their model calibrated
             hits = rerank_passages(reader, passages, query, qv, k, extra=extra)
             with self._lock:  # the reader heads' output, for the offline navigator (not sent to a model)
                 self.readings[(doc_id, query)] = {h["i"]: h["reading"] for h in hits}
@@ -333,8 +330,7 @@ class Toolbox:
             return self._passages_within(doc_id, query, k, titles, sprout_nodes=nodes)
         from vectree.retrieval.embed import get_embedder
 
-        fused = fuse_with_sprout(self.passages(doc_id), query, get_embedder().encode_query(query), nodes, k,
-                                 weight=float(nodes[0].get("vote_weight", 1.0)), per_node=nodes[0].get("vote_per_node"))
+        fused = fuse_with_sprout(self.passages(doc_id), query, get_embedder().encode_query(query), nodes, k)
         return [{"pages": [h.page_no], "page": h.page_no, "node_id": h.node_id, "section": titles.get(h.node_id),
                  "score": h.score, "snippet": _snippet(h.text, query), "sprout_node": node}
                 for h, node in fused]

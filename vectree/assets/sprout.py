@@ -222,10 +222,10 @@ def _calibrate_within_paper(context, model, dev) -> None:
     """Set the model's weight in within-paper passage search from its QASPER dev documents."""
     from vectree.retrieval.passages import calibrate_sprout_weight
 
-    if not any(d.source == "qasper" and d.queries for d in dev.docs):
-        context.log.info("no QASPER dev documents: within-paper vote weight left at 1.0")
-        return
     cal = calibrate_sprout_weight(model, dev.docs, dev.x, dev.xq, dev.encode)
+    if not cal["queries"]:
+        context.log.info("no QASPER dev questions: within-paper vote weight left at 1.0")
+        return
     model.config.within_paper_weight = float(cal["weight"])
     model.config.within_paper_per_node = cal["per_node"]
     model.config.within_paper_calibration = cal

@@ -350,16 +350,30 @@ def sprout_ranking(passages: PaperPassages, query_vector: np.ndarray | None,
     return ranking, holder
 
 
+def sprout_vote(passages: PaperPassages, query_vector: np.ndarray | None, nodes: Sequence[dict[str, Any]], *,
+                weight: float | None = None) -> tuple[list[tuple[list[int], float]], dict[int, Any]]:
+    """The SproutRAG nodes as one more ranking for :meth:`PaperPassages.rank` (its ``extra``), with
+    the weight and passages per node their model's calibration set (every hit carries them as
+    ``vote_weight`` / ``vote_per_node``; 1.0 and all for hits without); ``weight`` overrides it.
+    Returns the ``extra`` list (empty when the nodes hold no passage or weigh nothing) and each
+    ranked passage's node id."""
+    first = nodes[0] if nodes else {}
+    w = float(first.get("vote_weight", SPROUT_WEIGHT)) if weight is None else float(weight)
+    ranking, holder = sprout_ranking(passages, query_vector, nodes, first.get("vote_per_node"))
+    return ([(ranking, w)] if ranking and w > 0 else []), holder
+
+
 def fuse_with_sprout(passages: PaperPassages, query: str, query_vector: np.ndarray | None,
                      nodes: Sequence[dict[str, Any]], k: int = 5, *,
-                     weight: float = SPROUT_WEIGHT, per_node: int | None = None) -> list[tuple[PassageHit, Any]]:
+                     weight: float | None = None) -> list[tuple[PassageHit, Any]]:
     """Within-paper search with SproutRAG: the paper's passages ranked by reciprocal-rank fusion of
     BM25, cosine and the SproutRAG nodes (``nodes``: hits of
     :func:`vectree.retrieval.sprout.papers.retrieve_in_paper`, best first).  The passages a node
     holds take that node's rank (ties broken by their cosine); a passage is never ranked twice.
+    The vote weighs what the nodes' model calibrated (:func:`sprout_vote`; ``weight`` overrides it).
     Returns ``(hit, node_id)`` pairs, ``node_id`` the SproutRAG node holding the passage or ``None``."""
-    ranking, holder = sprout_ranking(passages, query_vector, nodes, per_node)
-    hits = passages.rank(query, query_vector, k, extra=[(ranking, weight)] if ranking else ())
+    extra, holder = sprout_vote(passages, query_vector, nodes, weight=weight)
+    hits = passages.rank(query, query_vector, k, extra=extra)
     index_of = {pid: i for i, pid in enumerate(passages.ids)}
     return [(h, holder.get(index_of.get(h.passage_id))) for h in hits]
 
@@ -417,6 +431,7 @@ def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: in
     among ties -- 0, plain passages, unless the nodes help.  Returns ``{"weight", "per_node",
     "scores": {"<weight>/<per_node>": {...}}, "queries", ...}``.
     """
+    from vectree.retrieval.sprout.search import unit_rows
     from vectree.retrieval.sprout.tree import node_text
 
     settings = [(0.0, None)] + [(float(w), c) for w in grid if w > 0 for c in per_node_grid]
@@ -467,8 +482,3 @@ def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: in
             "scores": {f"{w}/{c if c else 'all'}": v for (w, c), v in scores.items()}, "queries": n_queries,
             "k": k, "depth": depth, "sources": list(sources), "min_chunks": min_chunks}
 
-
-def unit_rows(v: np.ndarray) -> np.ndarray:
-    """Rows scaled to unit length (zero rows stay zero)."""
-    v = np.asarray(v, dtype=np.float32)
-    return v / np.maximum(np.linalg.norm(v, axis=-1, keepdims=True), 1e-12)

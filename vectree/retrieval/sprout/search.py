@@ -92,7 +92,8 @@ class Candidate:
     rank_score: float = 0.0  # what the reranker ranked by
 
 
-def _unit(v: np.ndarray) -> np.ndarray:
+def unit_rows(v: np.ndarray) -> np.ndarray:
+    """Rows scaled to unit length (zero rows stay zero): what every cosine here compares."""
     norm = np.linalg.norm(v, axis=-1, keepdims=True)
     return v / np.maximum(norm, 1e-12)
 
@@ -273,8 +274,8 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
     k = k or params.top_k
     if not trees:
         return []
-    q = _unit(np.asarray(query, dtype=np.float32))
-    units = node_units if node_units is not None else [_unit(t.vectors) for t in trees]
+    q = unit_rows(np.asarray(query, dtype=np.float32))
+    units = node_units if node_units is not None else [unit_rows(t.vectors) for t in trees]
     scores = [u @ q for u in units]
     order = np.arange(len(trees))
     if params.route_docs is not None and len(trees) > params.route_docs:

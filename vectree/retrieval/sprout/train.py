@@ -56,7 +56,7 @@ import torch.nn.functional as F
 from .data import TrainingSet
 from .encoder import EncoderConfig, aggregate_attention
 from .model import SproutConfig, SproutModel
-from .search import SearchParams, node_features
+from .search import SearchParams, node_features, unit_rows
 from .tree import Tree, mutual_attention, progressive_weights, single_linkage, tree_from_merges
 
 
@@ -223,10 +223,6 @@ def _doc_tree(model: SproutModel, doc, x: np.ndarray, ts: TrainingSet, *, unifor
                                encode=ts.encode).tree
 
 
-def _units(tree: Tree) -> np.ndarray:
-    return tree.vectors / np.maximum(np.linalg.norm(tree.vectors, axis=1, keepdims=True), 1e-12)
-
-
 @torch.no_grad()
 def _doc_rerank_items(model: SproutModel, ts: TrainingSet, cfg: TrainConfig) -> list[_RerankItem]:
     """Reranker training items of the documents of ``ts`` under ``model`` (no gradient).
@@ -245,7 +241,7 @@ def _doc_rerank_items(model: SproutModel, ts: TrainingSet, cfg: TrainConfig) -> 
         member = np.zeros((tree.n_nodes, tree.n_leaves), dtype=np.float32)
         for v in range(tree.n_nodes):
             member[v, tree.leaf_order[tree.lo[v]:tree.hi[v]]] = 1.0
-        prepared.append((doc, tree, _units(tree), model.search_query(xq) if len(xq) else xq, member))
+        prepared.append((doc, tree, unit_rows(tree.vectors), model.search_query(xq) if len(xq) else xq, member))
     items = []
     for i, (doc, tree, units, q, member) in enumerate(prepared):
         if not doc.queries:
@@ -308,7 +304,7 @@ class _DevCache:
         self.rows = []
         for doc, x, xq in zip(ts.docs, ts.x, ts.xq):
             tree = _doc_tree(model, doc, x, ts, uniform_alpha=uniform_alpha)
-            self.rows.append((doc, tree, _units(tree), model.search_query(xq) if len(xq) else xq))
+            self.rows.append((doc, tree, unit_rows(tree.vectors), model.search_query(xq) if len(xq) else xq))
 
 
 MULTI_DOC_SOURCES = ("qasper", "dragonball")
@@ -501,13 +497,11 @@ def train(train_set: TrainingSet, dev_set: TrainingSet, config: TrainConfig | No
         _init_scaler(model, items)
         stage2, best_rerank, dev_cache = _train_reranker(model, items, dev_set, cfg, log=log, progress=progress)
         history += stage2
-        dev_every = next(h["dev"] for h in stage2 if h["epoch"] == best_rerank)
-        if cfg.single_paragraph:  # trained for it: searched that way, nothing to choose
-            model.config.search.single_paragraph = True
-            dev_best = dev_single = dev_every
-            dev_every = {"mean_ie": None}
+        dev_best = next(h["dev"] for h in stage2 if h["epoch"] == best_rerank)
+        if cfg.single_paragraph:  # trained for it (and searched that way since stage 2): nothing to choose
+            single_record = {"off": None, "on": dev_best["mean_ie"], "chosen": True, "trained_for": True}
         else:
-            dev_best, dev_single = _choose_single_paragraph(model, dev_cache, cfg, dev_every, log=log)
+            dev_best, single_record = _choose_single_paragraph(model, dev_cache, cfg, dev_best, log=log)
         seconds = time.perf_counter() - started
     finally:
         torch.set_num_threads(threads_before)
@@ -515,9 +509,7 @@ def train(train_set: TrainingSet, dev_set: TrainingSet, config: TrainConfig | No
     model.config.training = {
         "train_config": cfg.to_dict(), "data": train_set.info, "best_epoch": best_epoch,
         "best_rerank_epoch": best_rerank, "seconds": round(seconds, 1), "dev_before": dev_before,
-        "dev_best": dev_best, "single_paragraph_dev": {"off": dev_every["mean_ie"], "on": dev_single["mean_ie"],
-                                                       "chosen": bool(model.config.search.single_paragraph),
-                                                       "trained_for": cfg.single_paragraph},
+        "dev_best": dev_best, "single_paragraph_dev": single_record,
         "history": [{k: v for k, v in h.items() if k != "alpha"} for h in history],
         "alpha_before": history[0]["alpha"], "alpha_after": model.alpha_weights().detach().tolist(),
         "tau_before": float(mc.tau_init), "tau_after": float(model.tau.detach()),
@@ -575,11 +567,12 @@ def _choose_single_paragraph(model: SproutModel, cache: _DevCache, cfg: TrainCon
                              log=None) -> tuple[dict, dict]:
     """Turn ``search.single_paragraph`` on (return only nodes inside one paragraph) when it raises
     the trained model's mean dev IE: a structural choice made on dev like the rest.  Returns the
-    dev metrics of the setting kept and those with the restriction on."""
+    dev metrics of the setting kept and the record of the choice (both mean dev IEs)."""
     on = dev_metrics(model, ks=cfg.dev_ks, params=model.search_params(single_paragraph=True), cache=cache)
     chosen = on["mean_ie"] > dev_best["mean_ie"]
     model.config.search.single_paragraph = chosen
     if log:
         log(f"single-paragraph nodes only: dev IE {on['mean_ie']} against {dev_best['mean_ie']} with every "
             f"node: {'on' if chosen else 'off'}")
-    return (on if chosen else dev_best), on
+    record = {"off": dev_best["mean_ie"], "on": on["mean_ie"], "chosen": chosen, "trained_for": False}
+    return (on if chosen else dev_best), record
