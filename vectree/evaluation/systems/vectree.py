@@ -36,6 +36,7 @@ AGENT_VARIANTS = {
     "vectree-no-reader": {"rerank": True, "reader": False, "calibrated": False},
     "vectree-no-calibration": {"rerank": True, "reader": True, "calibrated": False},
     "vectree-no-adapter": {"rerank": True, "reader": True, "calibrated": True, "adapter": False},
+    "vectree-no-paragraphs": {"rerank": True, "reader": True, "calibrated": True, "paragraphs": False},
 }
 # Layer 0 reranking depth in the evaluation's routing and synthesis runs (the tool reranks fewer)
 SYNTH_DEPTH = 20
@@ -56,7 +57,8 @@ class VectreeAgentSystem(System):
         self.within_paper = "sprout" if name == "vectree-sprout" else "passages"
         self.variant = AGENT_VARIANTS.get(name, AGENT_VARIANTS["vectree"])
         self.model_dir: str | None = None
-        if name in ("vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-no-adapter"):
+        if name in ("vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-no-adapter",
+                    "vectree-no-paragraphs"):
             self.description = {
                 "vectree-no-rerank": "ablation: the agent without the trained reranker/reader (hybrid ranking, rule reading)",
                 "vectree-no-reader": "ablation: reranked passages, rule-based pages and answers (no reader heads, no calibration)",
@@ -143,7 +145,8 @@ class VectreeAgentSystem(System):
         self.store = store
         self.toolbox = Toolbox(store, within_paper=self.within_paper,
                                reranker="auto" if self.variant["rerank"] else "off",
-                               query_adapter=self.variant.get("adapter", True))
+                               query_adapter=self.variant.get("adapter", True),
+                               paragraph_vote=self.variant.get("paragraphs", True))
 
     def answer_paper(self, question, doc: Doc) -> PaperAnswer:
         from vectree.agent.ask import ask
