@@ -178,3 +178,12 @@ def test_registry():
     assert make_system("vectree", "paper_qa").name == "vectree"
     assert type(make_system("vectree", "routing")).__name__ == "Layer0System"
     assert os.environ.get("OPENAI_BASE_URL") is None  # the tests never reach an LLM
+
+
+def test_every_registered_system_is_built_for_every_task_it_names():
+    """A registry row whose factory cannot build its system (a variant without a description, a
+    misspelt name) fails here, not halfway through a benchmark run."""
+    for name, spec in REGISTRY.items():
+        for task in spec.tasks:
+            system = make_system(name, task)
+            assert system.name == name and system.description, (name, task)

@@ -65,6 +65,8 @@ class VectreeAgentSystem(System):
                 "vectree-no-calibration": "ablation: reranker + reader, pages by the old rule (best + runner-up), no abstention",
                 "vectree-no-adapter": "ablation: reranker + reader + calibration, query vectors without the trained "
                                       "query adapter (the calibration was fitted with it)",
+                "vectree-no-paragraphs": "ablation: the agent without the paragraph vote in within-paper search "
+                                         "(sentences ranked by BM25 and cosine only)",
             }[name]
         if self.within_paper == "sprout":
             self.description = ("vectree agent with SproutRAG nodes in search_within_paper "
