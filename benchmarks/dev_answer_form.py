@@ -7,7 +7,10 @@ compare answer forms against the reference with QASPER's token F1:
 * ``span``: the reader's span head (what the navigator answers when the span passes its checks),
 * ``clause``: the navigator's clause rule,
 * ``policy``: span unless it fails the navigator's checks, then clause (today's navigator),
-* ``sentence``: the whole evidence sentence.
+* ``sentence``: the whole evidence sentence,
+* ``span-clause``: the clause of the sentence that holds the span (split at , ; : and brackets,
+  and before relative words), the span itself when it crosses clauses, the policy's answer when
+  the span fails the checks.
 
 Usage: ``python benchmarks/dev_answer_form.py [--data ../shared/data] [--limit N]``.
 """
@@ -20,7 +23,7 @@ import json
 from pathlib import Path
 from statistics import mean
 
-from vectree.agent.navigator import OfflineNavigator, echoes
+from vectree.agent.navigator import _CLAUSE_SPLIT, OfflineNavigator, echoes
 from vectree.evaluation.metrics import max_answer_f1
 from vectree.retrieval.datasets import matches_reference
 from vectree.retrieval.rerank.data import _qasper_split, eval_article_ids, sentences_of
@@ -55,6 +58,20 @@ def pagebench_items(data: Path, excluded: set[str]):
         yield r["question"], sents[0] if sents else ev, [r["reference_answer"]], "pagebench"
 
 
+def span_clause(sentence: str, span: str) -> str:
+    """The clause of ``sentence`` that holds ``span`` (the span when it crosses clauses)."""
+    at = sentence.find(span)
+    if at < 0:
+        return span
+    start = 0
+    for piece in _CLAUSE_SPLIT.finditer(sentence):
+        if piece.end() <= at:
+            start = piece.end()
+        elif piece.start() >= at + len(span):
+            return sentence[start:piece.start()].strip(" .")
+    return sentence[start:].strip(" .")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="../shared/data")
@@ -73,7 +90,9 @@ def main() -> None:
         span = r.span
         bad = not span or len(span.split()) > 12 or echoes(span, q)
         clause = nav._clause_answer(q, sent)
-        forms = {"span": span, "clause": clause, "policy": clause if bad else span, "sentence": sent}
+        policy = clause if bad else span
+        forms = {"span": span, "clause": clause, "policy": policy, "sentence": sent,
+                 "span-clause": policy if bad else span_clause(sent, span)}
         for name, text in forms.items():
             rows.setdefault(src, {}).setdefault(name, []).append(max_answer_f1(text, refs))
             rows.setdefault("all", {}).setdefault(name, []).append(max_answer_f1(text, refs))

@@ -8,7 +8,7 @@ evaluation's: each QASPER dev-dictionary article of the reader's dev split (its 
 paragraphs) padded with the next articles' paragraphs to ``--pad`` chunks and cut into pages of
 ``--page-chars`` characters (a rendered QASPER page holds about that much text); gold pages are the
 pages of the question's evidence chunks.  Every question runs the navigator's candidate step
-(``rerank_passages``: hybrid with the paragraph vote, reranked, k = 8) once; then every
+(``rerank_passages``: hybrid BM25 + cosine, reranked, k = 8) once; then every
 (threshold, margin, max cited) of the grid selects citations as the navigator does
 (``calibrate.select``; the best always kept) and is scored on pages (micro P / R over questions,
 and the mean page F1).
@@ -67,15 +67,7 @@ def main() -> None:
     for chunks, para, pages, queries in papers(Path(args.data), args.pad, args.page_chars, args.split):
         rows = [{"passage_id": i, "page_no": pg, "block": int(p), "node_id": None, "text": t}
                 for i, (t, p, pg) in enumerate(zip(chunks, para, pages))]
-        members: dict[tuple[int, int], list[dict]] = {}
-        for r in rows:
-            members.setdefault((r["page_no"], r["block"]), []).append(r)
-        for m in members.values():
-            if len(m) > 1:
-                m[0]["block_text"] = " ".join(r["text"] for r in m)
-        blocks = [r["block_text"] for r in rows if "block_text" in r]
-        passages = PaperPassages(passages_table(rows, emb.encode_documents(chunks),
-                                                emb.encode_documents(blocks) if blocks else None))
+        passages = PaperPassages(passages_table(rows, emb.encode_documents(chunks)))
         for q, qv in zip(queries, emb.encode_queries([q.text for q in queries])):
             gold = {pages[i] for i in q.positives}
             hits = rerank_passages(reader, passages, q.text, qv, 8)

@@ -195,35 +195,4 @@ def test_papers_parsed_by_an_older_parser_are_parsed_again_on_the_next_refresh(t
     assert store.read_record(old)["parser_version"] == PARSER_VERSION
     res = CliRunner().invoke(main, ["ingest", str(corpus), "--store", root])
     assert res.exit_code == 0, res.output
-    assert "0 papers processed" in res.output and "rebuilt" not in res.output
-
-
-def test_passages_without_paragraph_vectors_are_rebuilt_on_the_next_refresh(tmp_path):
-    """Passages written before paragraph vectors (no `block_vector` column) give no paragraph
-    vote: the next refresh rebuilds exactly those papers, and their new passages carry the
-    paragraph vectors that `PaperPassages` ranks with."""
-    import pyarrow.parquet as pq
-
-    from vectree.retrieval.passages import PaperPassages
-
-    corpus = tmp_path / "corpus"
-    corpus.mkdir()
-    # paragraphs of several sentences (each over 40 characters, so none is joined to the next)
-    sections = [(title, f"{body} The gauges were serviced by the field team in every season of the study. "
-                        "All records were checked against the manual readings taken on site.")
-                for title, body in pdfmaker.GOOD_SECTIONS]
-    pdfmaker.write_paper(corpus / "glacier.pdf", "Glacier Melt Dynamics in Alpine Basins", sections)
-    pdfmaker.write_paper(corpus / "soil.pdf", "Soil Moisture Retrieval from Radar", sections)
-    root = str(tmp_path / "store")
-    store, _, _ = run_ingest([str(corpus)], root, quiet=True)
-    old, kept = sorted(r["doc_id"] for r in store.read_catalog())
-    fresh = PaperPassages(pq.read_table(store.passages_path(old)))
-    assert fresh.paragraph_vectors is not None and len(fresh.paragraph_members) < len(fresh)
-    path = store.passages_path(old)
-    pq.write_table(pq.read_table(path).drop_columns(["block_vector"]), path)
-    assert PaperPassages(pq.read_table(path)).paragraph_vectors is None  # an old file: no vote
-    _, again, _ = run_ingest([str(corpus)], root, quiet=True)
-    assert again.plan.outdated == [old] and again.plan.run == [old]
-    assert "block_vector" in pq.read_schema(path).names
-    res = CliRunner().invoke(main, ["ingest", str(corpus), "--store", root])
-    assert res.exit_code == 0 and "rebuilt" not in res.output, res.output
+    assert "0 papers processed" in res.output and "re-parsed" not in res.output

@@ -90,7 +90,7 @@ def ingest(paths: tuple[str, ...], store_root: str | None, force: bool) -> None:
     console.print(
         f"ingested in {seconds:.1f}s: {len(plan.run)} papers processed, {len(plan.add)} new, "
         f"{len(plan.remove)} removed"
-        + (f", {len(plan.outdated)} rebuilt (made by an older version of the pipeline)" if plan.outdated else "")
+        + (f", {len(plan.outdated)} re-parsed (parsed by an older parser)" if plan.outdated else "")
     )
     print_status(store, report)
     if report.failed_runs:

@@ -397,7 +397,10 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     for c, r in zip(missing, reader.read(question, [c["text"] for c in missing]) if missing else []):
         c["reading"] = r
     asks_caption = bool(ASKS_FOR_TITLE.search(question)) or bool(re.search(r"\b(figure|table|fig)\b", question, re.I))
+    # a heading or a fragment ("Results and Discussion", "Embeddings?") never holds the answer:
+    # the same minimum length a quote needs to count as evidence
     readable = [c for c in candidates if c.get("reading") is not None
+                and len(c["text"].split()) >= MIN_QUOTE_WORDS
                 and (asks_caption or not CAPTION.match(c["text"]))] or [c for c in candidates if c.get("reading")]
     holder = readable[0]
     r0 = holder["reading"]

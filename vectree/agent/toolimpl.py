@@ -84,7 +84,7 @@ class Toolbox:
     """
 
     def __init__(self, store: Store | str | os.PathLike, *, within_paper: str = "auto", reranker: Any = "auto",
-                 query_adapter: bool | None = None, paragraph_vote: bool = True):
+                 query_adapter: bool | None = None):
         # a reader: every lookup resolves through one published snapshot (the request's pinned one)
         self.store = store.reader() if hasattr(store, "reader") else Store(store).reader()
         self.within_paper = within_paper
@@ -93,9 +93,6 @@ class Toolbox:
         self._reranker = reranker
         # the reader's bi-encoder query adapter (None: the `query_adapter` setting; False: the ablation)
         self.query_adapter = query_adapter
-        # within-paper ranking: paragraphs (embedded whole) vote beside BM25 and the cosine
-        # (retrieval.passages.PARAGRAPH_WEIGHT); False is the ablation
-        self.paragraph_weight = None if paragraph_vote else 0.0
         self.readings: dict[tuple[str, str], dict[int, Any]] = {}
         self._passages = PassageCache(self.store)
         self._cache: dict[tuple, _Cached] = {}
@@ -297,7 +294,7 @@ class Toolbox:
                 from vectree.retrieval.passages import sprout_vote
 
                 extra, _ = sprout_vote(passages, qv, sprout_nodes)  # weighed as their model calibrated
-            hits = rerank_passages(reader, passages, query, qv, k, extra=extra, paragraph_weight=self.paragraph_weight)
+            hits = rerank_passages(reader, passages, query, qv, k, extra=extra)
             with self._lock:  # the reader heads' output, for the offline navigator (not sent to a model)
                 self.readings[(doc_id, query)] = {h["i"]: h["reading"] for h in hits}
                 while len(self.readings) > 64:
@@ -305,8 +302,7 @@ class Toolbox:
             return [{"page": h["page"], "node_id": h["node_id"], "section": titles.get(h["node_id"]),
                      "score": h["relevance"], "relevance": h["relevance"], "passage": h["i"],
                      "snippet": _snippet(h["context"], query)} for h in hits]
-        more = {} if self.paragraph_weight is None else {"paragraph_weight": self.paragraph_weight}
-        hits = passages.rank(query, get_embedder().encode_query(query), k, **more)
+        hits = passages.rank(query, get_embedder().encode_query(query), k)
         return [{"page": h.page_no, "node_id": h.node_id, "section": titles.get(h.node_id),
                  "score": h.score, "snippet": _snippet(h.text, query)} for h in hits]
 

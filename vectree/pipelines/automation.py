@@ -50,7 +50,7 @@ def _paper_plan(context, vectree: VectreeStore) -> tuple[list[str], RefreshPlan,
     doc_ids = sorted({f.doc_id for f in files})
     existing = context.instance.get_dynamic_partitions(papers_partitions.name)
     materialized = {k: set(context.instance.get_materialized_partitions(k)) for k in keys}
-    # papers built by an older pipeline run again too (once per run key: a failing one is not retried each tick)
+    # papers read by an older parser run again too (once per run key: a failing one is not retried each tick)
     return doc_ids, plan_refresh(doc_ids, existing, materialized, outdated=outdated_papers(store, doc_ids)), changed
 
 

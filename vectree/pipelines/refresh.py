@@ -37,7 +37,7 @@ class RefreshPlan:
     add: list[str] = field(default_factory=list)  # new partitions
     remove: list[str] = field(default_factory=list)  # partitions whose PDFs are gone
     run: list[str] = field(default_factory=list)  # partitions to materialise
-    outdated: list[str] = field(default_factory=list)  # papers built by an older pipeline (run again)
+    outdated: list[str] = field(default_factory=list)  # papers parsed by an older parser (run again)
 
     @property
     def changed(self) -> bool:
@@ -96,7 +96,7 @@ def plan_refresh(
     """Compare the corpus with the instance: new papers are added and run, vanished ones removed,
     papers with any per-paper asset not yet materialised are run again, and so are the ``failed``
     ones (a paper that failed inside a batch run: the batch's range is materialised as a whole)
-    and the ``outdated`` ones (built by an older pipeline: :func:`outdated_papers`)."""
+    and the ``outdated`` ones (parsed by an older parser: :func:`outdated_papers`)."""
     wanted = set(doc_ids)
     existing = set(existing_partitions)
     failed = set(failed)
@@ -112,10 +112,9 @@ def plan_refresh(
 
 
 def outdated_papers(store: Store, doc_ids: Iterable[str]) -> list[str]:
-    """Papers built by an older pipeline: a record that names another parser version than this
-    one (``retrieval.pdf.PARSER_VERSION``; ``pdf-2`` expands ligatures, so words with ff/fi/fl
-    become searchable), or passages written before paragraph vectors (the within-paper paragraph
-    vote).  Such a fix reaches papers ingested before it on the next refresh, without ``--force``."""
+    """Papers whose record says another parser version than this one (``retrieval.pdf.PARSER_VERSION``):
+    a parser fix (``pdf-2`` expands ligatures, so words with ff/fi/fl become searchable) reaches
+    papers ingested before it on the next refresh, without ``--force``."""
     from vectree.retrieval.pdf import PARSER_VERSION
 
     out = []
@@ -124,21 +123,9 @@ def outdated_papers(store: Store, doc_ids: Iterable[str]) -> list[str]:
             version = store.read_record(doc_id).get("parser_version")
         except StoreError:  # no record yet: a new paper, which runs anyway
             continue
-        if version != PARSER_VERSION or not _passages_current(store, doc_id):
+        if version != PARSER_VERSION:
             out.append(doc_id)
     return out
-
-
-def _passages_current(store: Store, doc_id: str) -> bool:
-    """False when the paper's passages file predates the ``block_vector`` column (a schema read,
-    not the file); True when it has it or when there is none (the paper's run decides then)."""
-    import pyarrow.parquet as pq
-
-    path = store.passages_path(doc_id)
-    try:
-        return "block_vector" in pq.read_schema(path).names
-    except (FileNotFoundError, OSError):
-        return True
 
 
 def materialized_partitions(instance: dg.DagsterInstance, keys: list[dg.AssetKey]) -> dict[dg.AssetKey, set[str]]:

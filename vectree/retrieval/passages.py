@@ -8,13 +8,9 @@ vector.  They are built once per paper at ingest time (``passages/<doc_id>.parqu
 query embeds only the query: the navigator ranks the sentences of the pages it opens with
 these stored vectors.
 
-Ranking is hybrid: BM25 (Tantivy, in memory, per paper), cosine similarity and a paragraph vote,
-fused by reciprocal rank, because questions name exact terms (a metric, a dataset) as often as
-they paraphrase.  The paragraph vote ranks each paragraph (a page's block) by the MiniLM vector of
-its whole text, stored at ingest as ``block_vector``, and its sentences take its rank: a sentence
-often answers only in the context of its neighbours ("It consumes electrolyte too."), and a
-paragraph embedded whole found evidence far better than its sentences' vectors did (SproutRAG's
-text nodes; here ``PARAGRAPH_WEIGHT``).  When the paper has a SproutRAG tree, :func:`fuse_with_sprout` adds the SproutRAG
+Ranking is hybrid: BM25 (Tantivy, in memory, per paper) and cosine similarity, fused by
+reciprocal rank, because questions name exact terms (a metric, a dataset) as often as they
+paraphrase.  When the paper has a SproutRAG tree, :func:`fuse_with_sprout` adds the SproutRAG
 nodes as a third ranking of the same passages (a passage ranks where the first node holding it
 ranks), so a node can only lift the passages it holds: the result is still passages, and the
 two signals that ranked them without SproutRAG keep two of the three votes.
@@ -38,11 +34,6 @@ from .store import Store, StoreError, atomic_write_parquet
 
 MIN_CHARS = 40
 RRF_K = 20
-# the paragraph vote's weight beside BM25's and the cosine's (1 each) in within-paper ranking.
-# Chosen on training-side dev documents (`benchmarks/dev_paragraph_vote.py`: QASPER dev articles
-# padded to 200 chunks, HotpotQA dev questions; grid 0.5 / 1 / 2, all sentences of a paragraph):
-# recall@12 of the evidence .487 -> .547 (QASPER) and .633 -> .752 (HotpotQA), MRR .441 -> .470
-PARAGRAPH_WEIGHT = 2.0
 
 PASSAGES_SCHEMA = pa.schema(
     [
@@ -52,9 +43,6 @@ PASSAGES_SCHEMA = pa.schema(
         ("node_id", pa.string()),
         ("text", pa.string()),
         ("vector", pa.list_(pa.float32())),
-        # the MiniLM vector of the whole paragraph (the block's sentences joined), on the first
-        # passage of each block only (null on the others; tables written before it lack the column)
-        ("block_vector", pa.list_(pa.float32())),
     ]
 )
 
@@ -107,67 +95,29 @@ def section_for_page(nodes: Sequence[dict[str, Any]], page: int) -> str | None:
     return best[1] if best else None
 
 
-def page_rows(page: dict[str, Any], node: str | None, first_id: int) -> list[dict[str, Any]]:
-    """One page's passages (ids from ``first_id``); the first passage of a block of several
-    sentences carries the block's text as ``block_text`` (embedded whole for the paragraph vote)."""
-    rows = [{"passage_id": first_id + n, "page_no": page["page_no"], "block": block, "node_id": node, "text": text}
-            for n, (block, text) in enumerate(split_page(page["text"]))]
-    members: dict[int, list[dict[str, Any]]] = {}
-    for r in rows:
-        members.setdefault(r["block"], []).append(r)
-    for block_rows in members.values():
-        if len(block_rows) > 1:
-            block_rows[0]["block_text"] = " ".join(r["text"] for r in block_rows)
-    return rows
-
-
 def passage_rows(pages: Sequence[dict[str, Any]], nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     """Passages of one paper with their sections, without vectors."""
-    rows: list[dict[str, Any]] = []
+    rows = []
     for page in pages:
-        rows += page_rows(page, section_for_page(nodes, page["page_no"]), len(rows))
+        node = section_for_page(nodes, page["page_no"])
+        for block, text in split_page(page["text"]):
+            rows.append({"passage_id": len(rows), "page_no": page["page_no"], "block": block, "node_id": node,
+                         "text": text})
     return rows
 
 
-def _vector_column(vectors: np.ndarray, present: np.ndarray | None = None) -> pa.Array:
-    """A matrix as an Arrow list column straight from its buffer (per-float Python objects,
-    ``tolist``, cost ~8x the matrix and made memory grow with the paper's length); rows where
-    ``present`` is False are null."""
-    n, dim = vectors.shape
-    offsets = pa.array(np.arange(0, (n + 1) * dim, dim, dtype=np.int32))
-    mask = None if present is None else pa.array(~present)
-    return pa.ListArray.from_arrays(offsets, pa.array(vectors.reshape(-1)), mask=mask)
-
-
-def passages_table(rows: list[dict[str, Any]], vectors: np.ndarray, block_vectors: np.ndarray | None = None) -> pa.Table:
-    """``rows`` and their vectors as a ``PASSAGES_SCHEMA`` table.  ``block_vectors``: one row per
-    passage that carries a ``block_text`` (in order); the other passages' paragraph vector is
-    null (a one-sentence paragraph's vector is its sentence's)."""
+def passages_table(rows: list[dict[str, Any]], vectors: np.ndarray) -> pa.Table:
+    """``rows`` and their vectors as a ``PASSAGES_SCHEMA`` table."""
     if not rows:
         return PASSAGES_SCHEMA.empty_table()
     vectors = np.asarray(vectors, dtype=np.float32)
-    present = np.asarray(["block_text" in r for r in rows])
-    blocks = np.zeros_like(vectors)
-    if block_vectors is not None and present.any():
-        blocks[present] = np.asarray(block_vectors, dtype=np.float32)
-    else:
-        present[:] = False
-    plain = PASSAGES_SCHEMA.remove(PASSAGES_SCHEMA.get_field_index("block_vector"))
-    plain = plain.remove(plain.get_field_index("vector"))
-    table = pa.Table.from_pylist([{k: r[k] for k in plain.names} for r in rows], schema=plain)
-    table = table.append_column(PASSAGES_SCHEMA.field("vector"), _vector_column(vectors))
-    return table.append_column(PASSAGES_SCHEMA.field("block_vector"), _vector_column(blocks, present))
-
-
-def embed_rows(rows: list[dict[str, Any]], embedder) -> pa.Table:
-    """``rows`` (passages without vectors) embedded in one encoder call -- their sentences and the
-    paragraphs their first passages carry -- as a ``PASSAGES_SCHEMA`` table."""
-    if not rows:
-        return PASSAGES_SCHEMA.empty_table()
-    texts = [r["text"] for r in rows]
-    paragraphs = [r["block_text"] for r in rows if "block_text" in r]
-    vectors = np.asarray(embedder.encode_documents(texts + paragraphs), dtype=np.float32)
-    return passages_table(rows, vectors[:len(texts)], vectors[len(texts):] if paragraphs else None)
+    # vectors go to Arrow straight from the matrix: per-float Python objects (``tolist``) cost
+    # ~8x the matrix and made memory grow with the paper's length
+    n, dim = vectors.shape
+    column = pa.ListArray.from_arrays(pa.array(np.arange(0, (n + 1) * dim, dim, dtype=np.int32)),
+                                      pa.array(vectors.reshape(-1)))
+    table = pa.Table.from_pylist(rows, schema=PASSAGES_SCHEMA.remove(PASSAGES_SCHEMA.get_field_index("vector")))
+    return table.append_column(PASSAGES_SCHEMA.field("vector"), column)
 
 
 def build_passages(pages: Sequence[dict[str, Any]], nodes: Sequence[dict[str, Any]], embedder) -> pa.Table:
@@ -180,11 +130,11 @@ def build_passages_batch(papers: Sequence[tuple[Sequence[dict[str, Any]], Sequen
     """:func:`build_passages` for several papers (``(pages, nodes)`` each) with one embedding pass
     over all their sentences: the model sees full batches instead of each paper's short tail."""
     rows = [passage_rows(pages, nodes) for pages, nodes in papers]
-    flat = [r for paper in rows for r in paper]
-    table = embed_rows(flat, embedder)
+    texts = [r["text"] for paper in rows for r in paper]
+    vectors = np.asarray(embedder.encode_documents(texts), dtype=np.float32) if texts else None
     tables, at = [], 0
     for paper in rows:
-        tables.append(table.slice(at, len(paper)) if paper else PASSAGES_SCHEMA.empty_table())
+        tables.append(passages_table(paper, vectors[at:at + len(paper)] if paper else None))
         at += len(paper)
     return tables
 
@@ -226,17 +176,18 @@ def stream_passages(store: Store, doc_id: str, nodes: Sequence[dict[str, Any]], 
         with pq.ParquetWriter(tmp, PASSAGES_SCHEMA, compression="zstd") as writer:
             def flush() -> None:
                 if pending:
-                    writer.write_table(embed_rows(pending, embedder))
+                    writer.write_table(build_passages_rows(pending, embedder))
                     pending.clear()
 
             for page in (iter_pages(store, doc_id) if pages is None else pages):
-                rows = page_rows(page, section_for_page(nodes, page["page_no"]), state["n"])
-                pending.extend(rows)
-                state["n"] += len(rows)
-                if rows:
+                node = section_for_page(nodes, page["page_no"])
+                for block, text in split_page(page["text"]):
+                    pending.append({"passage_id": state["n"], "page_no": page["page_no"], "block": block,
+                                    "node_id": node, "text": text})
+                    state["n"] += 1
                     state["pages"].add(page["page_no"])
-                if len(pending) >= batch:
-                    flush()
+                    if len(pending) >= batch:
+                        flush()
             flush()
         os.chmod(tmp, _file_mode())
         os.replace(tmp, path)
@@ -246,6 +197,11 @@ def stream_passages(store: Store, doc_id: str, nodes: Sequence[dict[str, Any]], 
     return {"passages": state["n"], "pages_with_passages": len(state["pages"])}
 
 
+def build_passages_rows(rows: list[dict[str, Any]], embedder) -> pa.Table:
+    """``rows`` (passages without vectors) embedded in one encoder call, as a ``PASSAGES_SCHEMA`` table."""
+    if not rows:
+        return PASSAGES_SCHEMA.empty_table()
+    return passages_table(rows, embedder.encode_documents([r["text"] for r in rows]))
 
 
 def write_passages(store: Store, doc_id: str, table: pa.Table) -> None:
@@ -288,7 +244,6 @@ class PaperPassages:
         self.nodes = cols["node_id"]
         self.texts = cols["text"]
         self.vectors = np.asarray(cols["vector"], dtype=np.float32) if self.texts else np.zeros((0, 1), np.float32)
-        self._paragraphs(cols.get("block_vector"))
         sb = tantivy.SchemaBuilder()
         sb.add_integer_field("i", stored=True, indexed=True)
         sb.add_text_field("body", stored=False, tokenizer_name="en_stem")
@@ -299,37 +254,6 @@ class PaperPassages:
         writer.commit()
         writer.wait_merging_threads()
         self._index.reload()
-
-    def _paragraphs(self, block_vectors: list | None) -> None:
-        """``paragraph_vectors`` (one row per paragraph: a page's block) and ``paragraph_members``
-        (its passage indices); None when the table predates paragraph vectors."""
-        self.paragraph_vectors = None
-        self.paragraph_members: list[list[int]] = []
-        if block_vectors is None or not self.texts or all(v is None for v in block_vectors):
-            return  # written before paragraph vectors (or built without them): no paragraph vote
-        rows: list[np.ndarray] = []
-        at: dict[tuple[int, int], int] = {}
-        for i, (page, block, vec) in enumerate(zip(self.pages, self.blocks, block_vectors)):
-            key = (page, block)
-            if key not in at:
-                at[key] = len(rows)
-                # a one-sentence paragraph stores no vector of its own: its sentence's is the same text
-                rows.append(self.vectors[i] if vec is None else np.asarray(vec, np.float32))
-                self.paragraph_members.append([])
-            self.paragraph_members[at[key]].append(i)
-        self.paragraph_vectors = np.vstack(rows)
-
-    def paragraph_ranking(self, query_vector: np.ndarray, sims: np.ndarray | None = None) -> list[int]:
-        """Passage indices ranked by their paragraph's cosine to the query (the paragraph's own
-        text, embedded whole), within a paragraph by their own cosine; empty without paragraph
-        vectors."""
-        if self.paragraph_vectors is None:
-            return []
-        sims = self.vectors @ query_vector if sims is None else sims
-        out: list[int] = []
-        for p in np.argsort(-(self.paragraph_vectors @ query_vector), kind="stable"):
-            out += sorted(self.paragraph_members[p], key=lambda i: -sims[i])
-        return out
 
     def on_pages(self, pages: Sequence[int]) -> list[int]:
         """Indices of the passages on ``pages``, in reading order."""
@@ -359,10 +283,8 @@ class PaperPassages:
 
     def rank(self, query: str, query_vector: np.ndarray | None, k: int = 5, *,
              pages: Sequence[int] | None = None,
-             extra: Sequence[tuple[Sequence[int], float]] = (),
-             paragraph_weight: float = PARAGRAPH_WEIGHT) -> list[PassageHit]:
-        """Top ``k`` passages by reciprocal-rank fusion of BM25, cosine and the paragraph vote
-        (:meth:`paragraph_ranking`, weighing ``paragraph_weight``; any of them may be absent);
+             extra: Sequence[tuple[Sequence[int], float]] = ()) -> list[PassageHit]:
+        """Top ``k`` passages by reciprocal-rank fusion of BM25 and cosine (either may be absent);
         ``pages`` restricts the candidates to those pages; ``extra``: more rankings of passage
         indices, each with its weight in the fusion (:func:`fuse_with_sprout`)."""
         if not self.texts:
@@ -373,8 +295,6 @@ class PaperPassages:
         if query_vector is not None:
             sims = self.vectors @ query_vector
             rankings.append(([int(i) for i in np.argsort(-sims)[:50]], 1.0))
-            if paragraph_weight > 0 and self.paragraph_vectors is not None:
-                rankings.append((self.paragraph_ranking(query_vector, sims), float(paragraph_weight)))
         rankings += [(list(r), float(w)) for r, w in extra]
         for ranking, weight in rankings:
             ranking = [i for i in ranking if allowed is None or self.pages[i] in allowed]

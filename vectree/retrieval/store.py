@@ -8,7 +8,7 @@ Layout under one root directory (default ``./.vectree``)::
     pages/<doc_id>.parquet   one row per page (see PAGES_SCHEMA)
     pdfs/<doc_id>.pdf        byte-identical copy of the source PDF (page images render from it)
     trees/<doc_id>.parquet   verified section tree, one row per node
-    passages/<doc_id>.parquet  sentence passages with section, vector and paragraph vector (within-paper search)
+    passages/<doc_id>.parquet  paragraph passages with section and vector (within-paper search)
     index/                   search index snapshots (``index/CURRENT`` names the live one)
     sprout/                  SproutRAG model versions and per-paper trees
     dagster/                 the Dagster instance used by in-process runs (``vectree ingest``)

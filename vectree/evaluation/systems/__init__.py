@@ -13,7 +13,6 @@ vectree-no-rerank    ablation: no trained reranker/reader (hybrid + rules)      
 vectree-no-reader    ablation: reranked passages, rule-based pages and answer        qa
 vectree-no-calibration  ablation: reranker + reader, rule pages, no abstention      qa
 vectree-no-adapter   ablation: the agent without the reader's query adapter          qa
-vectree-no-paragraphs  ablation: no paragraph vote in within-paper search           qa
 vectree-bm25         Layer 0 search, BM25 alone                                     r, syn
 vectree-dense        Layer 0 search, dense alone                                    r, syn
 bm25                 Tantivy BM25 over fixed 256-token chunks                       all
@@ -148,8 +147,6 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
                "ablation: reranker + reader, pages by rule, no abstention"),
     SystemSpec("vectree-no-adapter", ("paper_qa",), _agent("vectree-no-adapter"),
                "ablation: the agent without the reader's trained query adapter"),
-    SystemSpec("vectree-no-paragraphs", ("paper_qa",), _agent("vectree-no-paragraphs"),
-               "ablation: the agent without the paragraph vote in within-paper search"),
     SystemSpec("vectree-bm25", ("routing", "synthesis"), _layer0("vectree-bm25"), "Layer 0 search, BM25 alone"),
     SystemSpec("vectree-dense", ("routing", "synthesis"), _layer0("vectree-dense"), "Layer 0 search, dense alone"),
     SystemSpec("bm25", ALL, _bm25, "Tantivy BM25 over fixed 256-token chunks"),
@@ -176,7 +173,7 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
 # what `vectree eval` runs when no --system is given: the method and its published baselines
 DEFAULT_SYSTEMS = {
     "paper_qa": ("vectree", "vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-no-adapter",
-                 "vectree-no-paragraphs", "vectree-sprout",
+                 "vectree-sprout",
                  "sprout", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
     "routing": ("vectree", "vectree-no-rerank", "vectree-bm25", "vectree-dense", "bm25", "dense-rag",
                 "reranked-dense-rag", "raptor"),

@@ -36,7 +36,6 @@ AGENT_VARIANTS = {
     "vectree-no-reader": {"rerank": True, "reader": False, "calibrated": False},
     "vectree-no-calibration": {"rerank": True, "reader": True, "calibrated": False},
     "vectree-no-adapter": {"rerank": True, "reader": True, "calibrated": True, "adapter": False},
-    "vectree-no-paragraphs": {"rerank": True, "reader": True, "calibrated": True, "paragraphs": False},
 }
 # Layer 0 reranking depth in the evaluation's routing and synthesis runs (the tool reranks fewer)
 SYNTH_DEPTH = 20
@@ -57,16 +56,13 @@ class VectreeAgentSystem(System):
         self.within_paper = "sprout" if name == "vectree-sprout" else "passages"
         self.variant = AGENT_VARIANTS.get(name, AGENT_VARIANTS["vectree"])
         self.model_dir: str | None = None
-        if name in ("vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-no-adapter",
-                    "vectree-no-paragraphs"):
+        if name in ("vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-no-adapter"):
             self.description = {
                 "vectree-no-rerank": "ablation: the agent without the trained reranker/reader (hybrid ranking, rule reading)",
                 "vectree-no-reader": "ablation: reranked passages, rule-based pages and answers (no reader heads, no calibration)",
                 "vectree-no-calibration": "ablation: reranker + reader, pages by the old rule (best + runner-up), no abstention",
                 "vectree-no-adapter": "ablation: reranker + reader + calibration, query vectors without the trained "
                                       "query adapter (the calibration was fitted with it)",
-                "vectree-no-paragraphs": "ablation: the agent without the paragraph vote in within-paper search "
-                                         "(sentences ranked by BM25 and cosine only)",
             }[name]
         if self.within_paper == "sprout":
             self.description = ("vectree agent with SproutRAG nodes in search_within_paper "
@@ -147,8 +143,7 @@ class VectreeAgentSystem(System):
         self.store = store
         self.toolbox = Toolbox(store, within_paper=self.within_paper,
                                reranker="auto" if self.variant["rerank"] else "off",
-                               query_adapter=self.variant.get("adapter", True),
-                               paragraph_vote=self.variant.get("paragraphs", True))
+                               query_adapter=self.variant.get("adapter", True))
 
     def answer_paper(self, question, doc: Doc) -> PaperAnswer:
         from vectree.agent.ask import ask

@@ -115,15 +115,12 @@ def rerank_texts(reader, query: str, texts: Sequence[str], *, max_len: int = PAS
 
 
 def rerank_passages(reader, passages, query: str, query_vector, k: int, *, depth: int = PASSAGE_DEPTH,
-                    pages: Sequence[int] | None = None, extra=(), paragraph_weight: float | None = None
-                    ) -> list[dict[str, Any]]:
+                    pages: Sequence[int] | None = None, extra=()) -> list[dict[str, Any]]:
     """The paper's hybrid top ``depth`` sentences reordered by the reader, best ``k`` returned as
     ``{i, page, node_id, text, context, relevance, logit}`` (``i`` indexes the paper's passages).
     ``extra``: more first-stage rankings with their weights (the SproutRAG nodes' vote,
-    :func:`vectree.retrieval.passages.sprout_ranking`), fused with BM25, cosine and the paragraph
-    vote (``paragraph_weight``: None is the default weight, 0 switches it off)."""
-    more = {} if paragraph_weight is None else {"paragraph_weight": paragraph_weight}
-    hits = passages.rank(query, query_vector, max(depth, k), pages=pages, extra=extra, **more)
+    :func:`vectree.retrieval.passages.sprout_ranking`), fused with BM25 and cosine."""
+    hits = passages.rank(query, query_vector, max(depth, k), pages=pages, extra=extra)
     if not hits:
         return []
     idx = [h.passage_id for h in hits]
