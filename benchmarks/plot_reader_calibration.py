@@ -2,7 +2,8 @@
 
 * ``reader-selection-pr.png``: precision / recall of cited evidence as the selection threshold
   moves (QASPER dev questions), the chosen threshold marked; the same for the paper threshold
-  (HotpotQA dev);
+  (HotpotQA dev); and, when the model has a page-level calibration, page precision / recall of
+  the navigator's citations on the dev papers of ``retrieval.rerank.pages``, chosen point marked;
 * ``reader-reliability.png``: reliability diagrams of the calibrated relevance and of the answer
   confidence (cross-fitted), with their ECE.
 
@@ -30,7 +31,31 @@ def main(model_dir: Path, out_dir: Path) -> str:
     s = curves["summary"]
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    pages = curves.get("page_selection_curve") or []
+    fig, axes = plt.subplots(1, 3 if pages else 2, figsize=(15 if pages else 10, 4))
+    if pages:
+        # the navigator's cited evidence on the pages of dev papers (retrieval.rerank.pages): one
+        # sweep of the threshold per (margin, most cited); the chosen point marked
+        ps = config["calibration"]["page_selection"]
+        ax = axes[2]
+        for key in sorted({(d["margin"], d["max_cited"]) for d in pages}):
+            sweep = [d for d in pages if (d["margin"], d["max_cited"]) == key]
+            chosen_line = key == (ps["margin"], ps["max_cited"])
+            ax.plot([d["recall"] for d in sweep], [d["precision"] for d in sweep], marker="." if chosen_line else None,
+                    color="C0" if chosen_line else "lightgrey", zorder=2 if chosen_line else 1,
+                    label=f"margin {key[0]}, at most {key[1]} cited" if chosen_line else None)
+        before = ps.get("sentence_level") or {}
+        if before:
+            ax.scatter([before["recall"]], [before["precision"]], color="black", marker="x", zorder=3, s=50,
+                       label=f"sentence-level choice (P {before['precision']:.2f}, R {before['recall']:.2f})")
+        ax.scatter([ps["recall"]], [ps["precision"]], color="red", zorder=3, s=60,
+                   label=f"chosen: threshold {ps['threshold']} (P {ps['precision']:.2f}, R {ps['recall']:.2f})")
+        ax.set_xlabel("page recall")
+        ax.set_ylabel("page precision")
+        ax.set_xlim(0, 1.02)
+        ax.set_ylim(0, 1.02)
+        ax.set_title(f"cited pages ({ps['papers']} QASPER dev papers)")
+        ax.legend(fontsize=7)
     for ax, key, thr, title in ((axes[0], "selection_curve", s["selection_threshold"], "evidence sentences (QASPER dev)"),
                                 (axes[1], "papers_curve", s["papers_threshold"], "papers (HotpotQA dev paragraphs)")):
         c = curves.get(key) or []
@@ -88,7 +113,17 @@ def main(model_dir: Path, out_dir: Path) -> str:
         f"| papers: threshold / margin → P / R | {s['papers_threshold']} / {s['papers_margin']} → "
         f"{s['papers_precision']:.3f} / {s['papers_recall']:.3f} |",
         f"| abstain below (best evidence relevance) / right decisions | {s['evidence_abstain_below']} / "
-        f"{s['evidence_decision_accuracy']:.3f} |", "",
+        f"{s['evidence_decision_accuracy']:.3f} |",
+    ]
+    ps = config["calibration"].get("page_selection")
+    if ps:
+        lines.append(f"| cited pages on dev papers: threshold / margin / at most → P / R / mean page F1 | "
+                     f"{ps['threshold']} / {ps['margin']} / {ps['max_cited']} → {ps['precision']:.3f} / "
+                     f"{ps['recall']:.3f} / {ps['mean_f1']:.3f} (sentence-level choice: "
+                     f"{ps['sentence_level']['precision']:.3f} / {ps['sentence_level']['recall']:.3f} / "
+                     f"{ps['sentence_level']['mean_f1']:.3f}) |")
+    lines += [
+        "",
         "![reader selection PR](reader-selection-pr.png)", "![reader reliability](reader-reliability.png)",
     ]
     return "\n".join(lines)

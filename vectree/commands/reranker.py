@@ -34,6 +34,9 @@ def _figures_table(training: dict) -> Table:
     table.add_row("answer span F1", "–", str(after.get("span_f1", "–")))
     table.add_row("answer confidence ECE", "–", str(f.get("answer_ece", "–")))
     table.add_row("evidence selection P / R", "–", f"{f.get('selection_precision')} / {f.get('selection_recall')}")
+    ps = f.get("page_selection")
+    if ps:
+        table.add_row("cited pages P / R (dev papers)", "–", f"{ps['precision']} / {ps['recall']}")
     return table
 
 
@@ -114,6 +117,8 @@ def register(group: click.Group) -> None:
                     _adapter_line(bar.console, event)
                 elif kind == "calibrate":
                     bar.console.print(f"calibrating on {event['n']} dev pairs ...")
+                elif kind == "calibrate_pages":
+                    bar.console.print("calibrating the cited evidence on the pages of dev papers ...")
                 elif kind == "data":
                     bar.console.print(f"building the training set from {event['data_dir']} ...")
 

@@ -15,6 +15,28 @@ LICENCES = {
 }
 
 
+def page_selection_lines(ps: dict | None) -> list[str]:
+    """The card's account of the page-level selection (``retrieval.rerank.pages``), if calibrated."""
+    if not ps:
+        return []
+    before = ps.get("sentence_level") or {}
+    lines = [
+        f"Cited evidence, calibrated on pages (`calibration.page_selection`, `retrieval/rerank/pages.py`): "
+        f"{ps.get('papers')} dev papers (QASPER dev-split articles padded to {ps.get('pad_chunks')} chunks, "
+        f"pages of {ps.get('page_chars')} characters), {ps.get('questions')} questions, the navigator's "
+        f"{ps.get('candidates')} reranked candidates each; chosen by mean page F1:", "",
+        "| selection | threshold | margin | most cited | page P | page R | mean page F1 | pages cited |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name, d in (("sentence-level (before)", before), ("page-level (chosen)", ps)):
+        if d:
+            lines.append(f"| {name} | {d.get('threshold')} | {d.get('margin')} | {d.get('max_cited')} | "
+                         f"{d.get('precision')} | {d.get('recall')} | {d.get('mean_f1')} | {d.get('pages')} |")
+    lines += ["", "Reproduce: `python benchmarks/dev_page_selection.py --write vectree/models/reader` "
+              "(also run by `vectree reranker train`).", ""]
+    return lines
+
+
 def write_model_card(folder: Path, config) -> Path:
     t = config.training
     counts = t.get("counts", {})
@@ -93,6 +115,9 @@ def write_model_card(folder: Path, config) -> Path:
         f"precision {f.get('selection_precision')}, recall {f.get('selection_recall')}, F1 {f.get('selection_f1')}",
         f"- answer confidence: ECE {f.get('answer_ece')} (cross-fitted, {f.get('answer_episodes')} episodes), "
         f"abstain below {f.get('abstain_below')}", "",
+    ]
+    lines += page_selection_lines((config.calibration or {}).get("page_selection"))
+    lines += [
         "Training log (dev sample):", "",
         "| step | epoch | dev MRR | type acc | span F1 | seconds |", "|---:|---:|---:|---:|---:|---:|",
     ]

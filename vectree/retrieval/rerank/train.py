@@ -248,7 +248,8 @@ def fit_and_save(data: ReaderData, out_dir: Path, settings: TrainSettings | None
     }
     if embedder is not None and settings.query_adapter:
         fit_query_adapter(res.reader, data, embedder, quick=settings.quick, seed=settings.seed, progress=progress)
-    summary = calibrate_and_save(res.reader, data, Path(out_dir), embedder=embedder, progress=progress)
+    summary = calibrate_and_save(res.reader, data, Path(out_dir), embedder=embedder, progress=progress,
+                                 data_dir=data_dir, quick=settings.quick)
     return {"out": str(out_dir), "before": res.before, "after": res.reader.config.training["after"],
             "steps": res.steps, "seconds": res.seconds, "calibration": res.reader.config.calibration,
             "figures": summary}
@@ -274,9 +275,12 @@ def fit_query_adapter(reader: Reader, data: ReaderData, embedder, *, quick: bool
 
 
 def calibrate_and_save(reader: Reader, data: ReaderData, out_dir: Path, *, embedder=None,
-                       progress: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+                       progress: Callable[[dict[str, Any]], None] | None = None,
+                       data_dir: str | None = None, quick: bool = False) -> dict[str, Any]:
     """Read the whole dev split, calibrate (fusing the bi-encoder cosine when an embedder is
-    given), write weights, ``config.json``, ``dev_curves.json`` and the model card."""
+    given), write weights, ``config.json``, ``dev_curves.json`` and the model card; with
+    ``data_dir`` (and an embedder) the cited evidence is calibrated on dev pages too
+    (:mod:`.pages`; ``quick``: on 8 dev papers)."""
     from .calibrate import calibrate
     from .card import write_model_card
 
@@ -296,6 +300,16 @@ def calibrate_and_save(reader: Reader, data: ReaderData, out_dir: Path, *, embed
     reader.config.calibration = calibration
     reader.config.training["after"] = {k: round(v, 4) if isinstance(v, float) else v for k, v in ev.items()}
     reader.config.training["dev_figures"] = figures["summary"]
+    if data_dir and embedder is not None and (Path(data_dir) / "qasper" / "dev-questions").exists():
+        from .pages import calibrate_pages
+
+        if progress:
+            progress({"event": "calibrate_pages"})
+        chosen, curve = calibrate_pages(reader, Path(data_dir), embedder, limit=8 if quick else None)
+        calibration["page_selection"] = chosen
+        figures["page_selection_curve"] = curve
+        figures["summary"]["page_selection"] = {k: chosen[k] for k in ("threshold", "margin", "max_cited",
+                                                                        "precision", "recall", "mean_f1")}
     reader.save(out_dir)
     (Path(out_dir) / "dev_curves.json").write_text(json.dumps(figures, indent=1))
     write_model_card(Path(out_dir), reader.config)
@@ -369,4 +383,6 @@ def recalibrate(folder: Path, data_dir: str | None = None, *, data: ReaderData |
             embedder = get_embedder()
         fit_query_adapter(reader, data, embedder, quick=bool(t.get("quick")), seed=int(t.get("seed", 13)),
                           progress=progress)
-    return calibrate_and_save(reader, data, Path(folder), embedder=embedder, progress=progress)
+    return calibrate_and_save(reader, data, Path(folder), embedder=embedder, progress=progress,
+                              data_dir=str(resolve_data_dir(data_dir)) if data_dir or data is None else None,
+                              quick=bool(t.get("quick")))
