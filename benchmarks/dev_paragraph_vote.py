@@ -24,8 +24,12 @@ Built into the product (paragraph vectors stored at ingest, every paragraph voti
 evaluation went the other way (answer F1 .152 -> .110, page P .330 -> .321, R .583 -> .590): on real
 pages a one-passage block is mostly a section heading, which the doubled vote lifted over the
 evidence ("Results and Discussion" answered "What are the results?").  Leaving one-passage blocks
-out of the vote removes most of the dev gain (third row): the gain came from weighing the cosine of
-lone sentences more, not from paragraphs.  The code was reverted (commit history: 30e4392).
+out of the vote removes most of the dev gain (third row), and weighing the cosine more instead
+(an extra cosine ranking, weight 0.5-2) does not give it either (QASPER recall@12 .494-.504, MRR
+.427-.436).  A second try kept the vote for every block but headings (one-passage blocks under five
+words) and the navigator stopped reading headings: qasper page P / R / answer F1 .323 / .531 / .113
+against .344 / .497 / .167 without the vote (same run): the vote changes which sentence is read
+first, to a neighbour of the answer.  Both tries were reverted (commit history: 30e4392).
 
 Usage: ``python benchmarks/dev_paragraph_vote.py [--data ../shared/data] [--pad 200]``
 """
