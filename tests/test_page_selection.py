@@ -69,3 +69,18 @@ def test_the_navigator_cites_what_the_page_calibration_allows(demo_store):
         assert not answer.abstained, answer.answer
         counts[most] = len(answer.citations)
     assert counts[1] == 1 and 1 < counts[3] <= 3, counts
+
+
+def test_reranker_info_shows_the_page_calibration():
+    from click.testing import CliRunner
+
+    from vectree.cli import main
+    from vectree.retrieval.rerank.model import get_reader
+
+    reader = get_reader()
+    if reader is None or "page_selection" not in (reader.config.calibration or {}):
+        pytest.skip("the shipped reader has no page-level calibration")
+    ps = reader.config.calibration["page_selection"]
+    res = CliRunner().invoke(main, ["reranker", "info"], terminal_width=200)
+    assert res.exit_code == 0, res.output
+    assert "cited pages P / R" in res.output and f"{ps['precision']} / {ps['recall']}" in res.output

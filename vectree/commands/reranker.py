@@ -17,7 +17,7 @@ def _llm_resource_cls():
     return LLMResource
 
 
-def _figures_table(training: dict) -> Table:
+def _figures_table(training: dict, calibration: dict | None = None) -> Table:
     before, after, f = training.get("before", {}), training.get("after", {}), training.get("dev_figures", {})
     table = Table(title="dev figures (dev split only)")
     before = {k: round(v, 4) if isinstance(v, float) else v for k, v in before.items()}
@@ -34,9 +34,13 @@ def _figures_table(training: dict) -> Table:
     table.add_row("answer span F1", "–", str(after.get("span_f1", "–")))
     table.add_row("answer confidence ECE", "–", str(f.get("answer_ece", "–")))
     table.add_row("evidence selection P / R", "–", f"{f.get('selection_precision')} / {f.get('selection_recall')}")
-    ps = f.get("page_selection")
+    ps = (calibration or {}).get("page_selection") or f.get("page_selection")
     if ps:
-        table.add_row("cited pages P / R (dev papers)", "–", f"{ps['precision']} / {ps['recall']}")
+        before = ps.get("sentence_level") or {}
+        table.add_row(f"cited pages P / R (dev papers; threshold {ps['threshold']}, margin {ps['margin']}, "
+                      f"at most {ps['max_cited']})",
+                      f"{before['precision']} / {before['recall']} (sentence-level)" if before else "–",
+                      f"{ps['precision']} / {ps['recall']}")
     return table
 
 
@@ -140,7 +144,7 @@ def register(group: click.Group) -> None:
         if not result.success:
             raise click.ClickException(_failure_message(result) or "training run failed")
         reader = Reader.load(out)
-        console.print(_figures_table(reader.config.training))
+        console.print(_figures_table(reader.config.training, reader.config.calibration))
         t = reader.config.training
         click.echo(f"model {reader.config.model_id}: {t.get('steps')} steps in {t.get('seconds')} s -> {out}")
         click.echo(f"make it live:  export VECTREE_RERANKER={out}")
@@ -187,4 +191,4 @@ def register(group: click.Group) -> None:
             console.print(f"no reranker live (VECTREE_RERANKER={reranker_setting()})")
             return
         console.print(f"live reranker {reader.config.model_id} from {reader.folder}")
-        console.print(_figures_table(reader.config.training))
+        console.print(_figures_table(reader.config.training, reader.config.calibration))
