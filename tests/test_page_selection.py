@@ -43,6 +43,8 @@ def test_dev_papers_come_from_training_side_articles_only(shared_data):
         assert len(p.chunks) >= 200 and len(p.pages) == len(p.chunks)
         assert p.pages == sorted(p.pages) and p.pages[-1] > 3  # several pages, in reading order
         assert p.questions and all(gold and gold <= set(p.pages) for _, gold in p.questions)
+        # the gold pages are the pages of each question's evidence chunks
+        assert [gold for _, gold in p.questions] == [{p.pages[i] for i in ev} for ev in p.evidence]
     # the article's own paragraphs (its questions' evidence) are spread among the padding, not packed
     # on the first page
     assert any(max(gold) > 2 for p in papers for _, gold in p.questions)

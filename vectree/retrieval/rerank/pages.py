@@ -25,7 +25,7 @@ So the choice is made again here, on pages:
 from __future__ import annotations
 
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -45,6 +45,7 @@ class DevPaper:
     chunks: list[str]
     pages: list[int]  # page of each chunk
     questions: list[tuple[str, set[int]]]  # (question, gold pages)
+    evidence: list[set[int]] = field(default_factory=list)  # each question's evidence chunks (indices)
 
 
 @dataclass
@@ -94,8 +95,9 @@ def dev_papers(data_dir: Path, *, split: str = "dev", pad: int = PAD_CHUNKS, pag
                 page, used = page + 1, 0
             pages.append(page)
             used += len(text) + 1
-        questions = [(q.text, {pages[position[i]] for i in q.positives}) for q in doc.queries if q.positives]
-        out.append(DevPaper(doc.key, chunks, pages, questions))
+        asked = [q for q in doc.queries if q.positives]
+        questions = [(q.text, {pages[position[i]] for i in q.positives}) for q in asked]
+        out.append(DevPaper(doc.key, chunks, pages, questions, [{position[i] for i in q.positives} for q in asked]))
     return out
 
 
