@@ -25,6 +25,16 @@ import matplotlib.pyplot as plt  # noqa: E402
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def _pr_axes(ax, title: str, unit: str = "", fontsize: int = 8) -> None:
+    """A precision / recall panel's axes: both from 0 to 1, titled, with its legend."""
+    ax.set_xlabel(f"{unit}recall")
+    ax.set_ylabel(f"{unit}precision")
+    ax.set_xlim(0, 1.02)
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title)
+    ax.legend(fontsize=fontsize)
+
+
 def main(model_dir: Path, out_dir: Path) -> str:
     curves = json.loads((model_dir / "dev_curves.json").read_text())
     config = json.loads((model_dir / "config.json").read_text())
@@ -50,12 +60,7 @@ def main(model_dir: Path, out_dir: Path) -> str:
                        label=f"sentence-level choice (P {before['precision']:.2f}, R {before['recall']:.2f})")
         ax.scatter([ps["recall"]], [ps["precision"]], color="red", zorder=3, s=60,
                    label=f"chosen: threshold {ps['threshold']} (P {ps['precision']:.2f}, R {ps['recall']:.2f})")
-        ax.set_xlabel("page recall")
-        ax.set_ylabel("page precision")
-        ax.set_xlim(0, 1.02)
-        ax.set_ylim(0, 1.02)
-        ax.set_title(f"cited pages ({ps['papers']} QASPER dev papers)")
-        ax.legend(fontsize=7)
+        _pr_axes(ax, f"cited pages ({ps['papers']} QASPER dev papers)", "page ", fontsize=7)
     for ax, key, thr, title in ((axes[0], "selection_curve", s["selection_threshold"], "evidence sentences (QASPER dev)"),
                                 (axes[1], "papers_curve", s["papers_threshold"], "papers (HotpotQA dev paragraphs)")):
         c = curves.get(key) or []
@@ -65,12 +70,7 @@ def main(model_dir: Path, out_dir: Path) -> str:
         chosen = next(p for p in c if abs(p["threshold"] - thr) < 1e-9)
         ax.scatter([chosen["recall"]], [chosen["precision"]], color="red", zorder=3, s=60,
                    label=f"chosen: threshold {thr} (P {chosen['precision']:.2f}, R {chosen['recall']:.2f})")
-        ax.set_xlabel("recall")
-        ax.set_ylabel("precision")
-        ax.set_xlim(0, 1.02)
-        ax.set_ylim(0, 1.02)
-        ax.set_title(title)
-        ax.legend(fontsize=8)
+        _pr_axes(ax, title)
     fig.tight_layout()
     fig.savefig(out_dir / "reader-selection-pr.png", dpi=110)
     plt.close(fig)

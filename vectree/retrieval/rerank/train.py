@@ -372,10 +372,12 @@ def recalibrate(folder: Path, data_dir: str | None = None, *, data: ReaderData |
 
     reader = Reader.load(folder)
     t = reader.config.training
+    # the folder the page-level calibration reads too (None: only in-memory data was given)
+    path = resolve_data_dir(data_dir) if data_dir or data is None else None
     if data is None:
         if progress:
-            progress({"event": "data", "data_dir": str(resolve_data_dir(data_dir))})
-        data = build_reader_data(resolve_data_dir(data_dir), seed=int(t.get("seed", 13)), quick=bool(t.get("quick")))
+            progress({"event": "data", "data_dir": str(path)})
+        data = build_reader_data(path, seed=int(t.get("seed", 13)), quick=bool(t.get("quick")))
     if adapt:
         if embedder is None:
             from vectree.retrieval.embed import get_embedder
@@ -384,5 +386,5 @@ def recalibrate(folder: Path, data_dir: str | None = None, *, data: ReaderData |
         fit_query_adapter(reader, data, embedder, quick=bool(t.get("quick")), seed=int(t.get("seed", 13)),
                           progress=progress)
     return calibrate_and_save(reader, data, Path(folder), embedder=embedder, progress=progress,
-                              data_dir=str(resolve_data_dir(data_dir)) if data_dir or data is None else None,
+                              data_dir=str(path) if path else None,
                               quick=bool(t.get("quick")))
