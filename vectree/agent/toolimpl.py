@@ -84,7 +84,7 @@ class Toolbox:
     """
 
     def __init__(self, store: Store | str | os.PathLike, *, within_paper: str = "auto", reranker: Any = "auto",
-                 query_adapter: bool | None = None):
+                 query_adapter: bool | None = None, acronyms: bool = True):
         # a reader: every lookup resolves through one published snapshot (the request's pinned one)
         self.store = store.reader() if hasattr(store, "reader") else Store(store).reader()
         self.within_paper = within_paper
@@ -94,7 +94,9 @@ class Toolbox:
         # the reader's bi-encoder query adapter (None: the `query_adapter` setting; False: the ablation)
         self.query_adapter = query_adapter
         self.readings: dict[tuple[str, str], dict[int, Any]] = {}
-        self._passages = PassageCache(self.store)
+        # acronyms: within-paper queries gain the other form of the paper's abbreviated terms
+        # (retrieval.acronyms); False is the `vectree-no-acronyms` ablation
+        self._passages = PassageCache(self.store, acronyms=acronyms)
         self._cache: dict[tuple, _Cached] = {}
         self._lock = threading.Lock()
         self._search_index = None
@@ -281,6 +283,10 @@ class Toolbox:
         from vectree.retrieval.embed import get_embedder
 
         passages = self.passages(doc_id)
+        asked = query
+        # the question with the other form of every term the paper abbreviates ("Random kitchen
+        # sink" and "RKS"): BM25, the query vector and the reader all see both forms
+        query = passages.expand_query(query)
         reader = self.reranker()
         if reader is not None:  # hybrid candidates reordered by the trained reranker
             from vectree.retrieval.rerank.apply import rerank_passages
@@ -296,7 +302,7 @@ class Toolbox:
                 extra, _ = sprout_vote(passages, qv, sprout_nodes)  # weighed as their model calibrated
             hits = rerank_passages(reader, passages, query, qv, k, extra=extra)
             with self._lock:  # the reader heads' output, for the offline navigator (not sent to a model)
-                self.readings[(doc_id, query)] = {h["i"]: h["reading"] for h in hits}
+                self.readings[(doc_id, asked)] = {h["i"]: h["reading"] for h in hits}
                 while len(self.readings) > 64:
                     self.readings.pop(next(iter(self.readings)))
             return [{"page": h["page"], "node_id": h["node_id"], "section": titles.get(h["node_id"]),

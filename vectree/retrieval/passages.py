@@ -236,7 +236,9 @@ class PassageHit:
 class PaperPassages:
     """One paper's passages, loaded for querying (vectors as a matrix, a BM25 index in memory)."""
 
-    def __init__(self, table: pa.Table):
+    def __init__(self, table: pa.Table, *, acronyms: bool = True):
+        # acronyms=False: queries are taken as asked (the `vectree-no-acronyms` ablation)
+        self.use_acronyms = acronyms
         cols = table.to_pydict()
         self.ids = cols["passage_id"]
         self.pages = cols["page_no"]
@@ -254,6 +256,23 @@ class PaperPassages:
         writer.commit()
         writer.wait_merging_threads()
         self._index.reload()
+        self._acronyms: dict[str, str] | None = None
+
+    @property
+    def acronyms(self) -> dict[str, str]:
+        """The paper's own abbreviations, ``{short form: long form}`` (:mod:`.acronyms`)."""
+        if self._acronyms is None:
+            from .acronyms import definitions
+
+            self._acronyms = definitions(self.texts)
+        return self._acronyms
+
+    def expand_query(self, query: str) -> str:
+        """``query`` with the other form of every term this paper abbreviates ("Random kitchen
+        sink" -> also "RKS"): what every within-paper ranking is given (:func:`.acronyms.expand`)."""
+        from .acronyms import expand
+
+        return expand(query, self.acronyms) if self.use_acronyms else query
 
     def on_pages(self, pages: Sequence[int]) -> list[int]:
         """Indices of the passages on ``pages``, in reading order."""
@@ -274,7 +293,7 @@ class PaperPassages:
         return len(self.texts)
 
     def bm25(self, query: str, limit: int) -> list[int]:
-        terms = " ".join(_WORD.findall(query.lower()))
+        terms = " ".join(_WORD.findall(self.expand_query(query).lower()))
         if not terms or not self.texts:
             return []
         q = self._index.parse_query_lenient(terms, ["body"])[0]
@@ -381,9 +400,10 @@ def fuse_with_sprout(passages: PaperPassages, query: str, query_vector: np.ndarr
 class PassageCache:
     """Loaded :class:`PaperPassages` per paper, reloaded when the file changes (LRU, thread-safe)."""
 
-    def __init__(self, store: Store, size: int = 32):
+    def __init__(self, store: Store, size: int = 32, *, acronyms: bool = True):
         self.store = store
         self.size = size
+        self.acronyms = acronyms
         self._items: OrderedDict[str, tuple[float, PaperPassages]] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -398,7 +418,7 @@ class PassageCache:
             if hit and hit[0] == mtime:
                 self._items.move_to_end(doc_id)
                 return hit[1]
-        loaded = PaperPassages(pq.read_table(path))
+        loaded = PaperPassages(pq.read_table(path), acronyms=self.acronyms)
         with self._lock:
             self._items[doc_id] = (mtime, loaded)
             self._items.move_to_end(doc_id)

@@ -13,6 +13,7 @@ vectree-no-rerank    ablation: no trained reranker/reader (hybrid + rules)      
 vectree-no-reader    ablation: reranked passages, rule-based pages and answer        qa
 vectree-no-calibration  ablation: reranker + reader, rule pages, no abstention      qa
 vectree-no-adapter   ablation: the agent without the reader's query adapter          qa
+vectree-no-acronyms  ablation: within-paper queries not expanded by the paper's acronyms  qa
 vectree-bm25         Layer 0 search, BM25 alone                                     r, syn
 vectree-dense        Layer 0 search, dense alone                                    r, syn
 bm25                 Tantivy BM25 over fixed 256-token chunks                       all
@@ -147,6 +148,8 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
                "ablation: reranker + reader, pages by rule, no abstention"),
     SystemSpec("vectree-no-adapter", ("paper_qa",), _agent("vectree-no-adapter"),
                "ablation: the agent without the reader's trained query adapter"),
+    SystemSpec("vectree-no-acronyms", ("paper_qa",), _agent("vectree-no-acronyms"),
+               "ablation: within-paper queries as asked, not expanded by the paper's own abbreviations"),
     SystemSpec("vectree-bm25", ("routing", "synthesis"), _layer0("vectree-bm25"), "Layer 0 search, BM25 alone"),
     SystemSpec("vectree-dense", ("routing", "synthesis"), _layer0("vectree-dense"), "Layer 0 search, dense alone"),
     SystemSpec("bm25", ALL, _bm25, "Tantivy BM25 over fixed 256-token chunks"),
@@ -173,6 +176,7 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
 # what `vectree eval` runs when no --system is given: the method and its published baselines
 DEFAULT_SYSTEMS = {
     "paper_qa": ("vectree", "vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-no-adapter",
+                 "vectree-no-acronyms",
                  "vectree-sprout",
                  "sprout", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
     "routing": ("vectree", "vectree-no-rerank", "vectree-bm25", "vectree-dense", "bm25", "dense-rag",

@@ -36,6 +36,7 @@ AGENT_VARIANTS = {
     "vectree-no-reader": {"rerank": True, "reader": False, "calibrated": False},
     "vectree-no-calibration": {"rerank": True, "reader": True, "calibrated": False},
     "vectree-no-adapter": {"rerank": True, "reader": True, "calibrated": True, "adapter": False},
+    "vectree-no-acronyms": {"rerank": True, "reader": True, "calibrated": True, "acronyms": False},
 }
 # Layer 0 reranking depth in the evaluation's routing and synthesis runs (the tool reranks fewer)
 SYNTH_DEPTH = 20
@@ -56,13 +57,16 @@ class VectreeAgentSystem(System):
         self.within_paper = "sprout" if name == "vectree-sprout" else "passages"
         self.variant = AGENT_VARIANTS.get(name, AGENT_VARIANTS["vectree"])
         self.model_dir: str | None = None
-        if name in ("vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-no-adapter"):
+        if name in ("vectree-no-rerank", "vectree-no-reader", "vectree-no-calibration", "vectree-no-adapter",
+                    "vectree-no-acronyms"):
             self.description = {
                 "vectree-no-rerank": "ablation: the agent without the trained reranker/reader (hybrid ranking, rule reading)",
                 "vectree-no-reader": "ablation: reranked passages, rule-based pages and answers (no reader heads, no calibration)",
                 "vectree-no-calibration": "ablation: reranker + reader, pages by the old rule (best + runner-up), no abstention",
                 "vectree-no-adapter": "ablation: reranker + reader + calibration, query vectors without the trained "
                                       "query adapter (the calibration was fitted with it)",
+                "vectree-no-acronyms": "ablation: the agent with within-paper queries as asked (no expansion "
+                                       "by the paper's own abbreviations)",
             }[name]
         if self.within_paper == "sprout":
             self.description = ("vectree agent with SproutRAG nodes in search_within_paper "
@@ -143,7 +147,8 @@ class VectreeAgentSystem(System):
         self.store = store
         self.toolbox = Toolbox(store, within_paper=self.within_paper,
                                reranker="auto" if self.variant["rerank"] else "off",
-                               query_adapter=self.variant.get("adapter", True))
+                               query_adapter=self.variant.get("adapter", True),
+                               acronyms=self.variant.get("acronyms", True))
 
     def answer_paper(self, question, doc: Doc) -> PaperAnswer:
         from vectree.agent.ask import ask

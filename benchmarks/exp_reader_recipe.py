@@ -1,0 +1,79 @@
+"""Train the reader with a changed recipe (more adapted layers, more steps) and compare its dev
+figures with the shipped model's card: the experiment behind a recipe change.
+
+    python benchmarks/exp_reader_recipe.py --out /tmp/reader-l6 --lora-layers 6 --max-steps 1280 --max-epochs 4
+
+Training data, splits, seed, calibration and the model card are the ones of ``vectree reranker
+train`` (retrieval.rerank.train.fit_and_save); only the named settings change.  Everything is
+selected and calibrated on the dev split; nothing here reads an evaluation question.  The new
+folder is a complete model: ``VECTREE_RERANKER=<out>`` makes it live for a `vectree eval` run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--data", default="")
+    ap.add_argument("--lora-layers", type=int, default=2)
+    ap.add_argument("--lora-rank", type=int, default=8)
+    ap.add_argument("--max-steps", type=int, default=640)
+    ap.add_argument("--max-epochs", type=int, default=2)
+    ap.add_argument("--eval-every", type=int, default=160)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=13)
+    args = ap.parse_args()
+
+    from vectree.retrieval.embed import get_embedder
+    from vectree.retrieval.rerank import model as model_mod
+    from vectree.retrieval.rerank.data import build_reader_data
+    from vectree.retrieval.rerank.model import SHIPPED_DIR, Reader
+    from vectree.retrieval.rerank.train import TrainSettings, fit_and_save, resolve_data_dir
+
+    path = resolve_data_dir(args.data or None)
+    data = build_reader_data(path, seed=args.seed)
+    print("data", json.dumps(data.counts()))
+    settings = TrainSettings(seed=args.seed, threads=args.threads, lora_layers=args.lora_layers,
+                             max_steps=args.max_steps, max_epochs=args.max_epochs, eval_every=args.eval_every,
+                             time_budget_s=60 * 60)
+    if args.lora_rank != 8:  # the rank is a ReaderConfig default: set it for this process
+        model_mod.ReaderConfig.__dataclass_fields__["lora_rank"].default = args.lora_rank
+    started = time.perf_counter()
+
+    def progress(e):
+        if e["event"] == "eval":
+            print(f"step {e['step']}/{e['total_steps']}: dev MRR {e['dev_mrr']} type {e['dev_type_acc']} "
+                  f"span {e['dev_span_f1']} ({e['seconds']} s)", flush=True)
+        elif e["event"] not in ("step",):
+            print(e["event"], {k: v for k, v in e.items() if k != "event"} if len(str(e)) < 300 else "", flush=True)
+
+    summary = fit_and_save(data, Path(args.out), settings, progress=progress, embedder=get_embedder(),
+                           data_dir=str(path))
+    print(f"trained and calibrated in {time.perf_counter() - started:.0f} s")
+    new, old = Reader.load(Path(args.out)).config, Reader.load(SHIPPED_DIR).config
+    rows = [("dev MRR (reader logit)", "after", "mrr"), ("dev P@1 (reader logit)", "after", "p_at_1"),
+            ("type accuracy", "after", "type_accuracy"), ("span F1", "after", "span_f1")]
+    print(f"\n| figure | shipped ({old.training.get('lora_layers')} layers, {old.training.get('steps')} steps) "
+          f"| new ({args.lora_layers} layers, {summary['steps']} steps) |\n|---|---:|---:|")
+    for label, block, key in rows:
+        print(f"| {label} | {old.training.get(block, {}).get(key, float('nan')):.4f} "
+              f"| {new.training.get(block, {}).get(key, float('nan')):.4f} |")
+    for key in ("fused_mrr", "fused_p_at_1", "selection_f1", "answer_ece"):
+        o = (old.training.get("dev_figures") or {}).get(key)
+        n = (new.training.get("dev_figures") or {}).get(key)
+        if o is not None or n is not None:
+            print(f"| {key} | {o} | {n} |")
+    po = (old.calibration.get("page_selection") or {})
+    pn = (new.calibration.get("page_selection") or {})
+    for key in ("precision", "recall", "mean_f1", "pages"):
+        print(f"| page selection {key} | {po.get(key)} | {pn.get(key)} |")
+
+
+if __name__ == "__main__":
+    main()
