@@ -194,3 +194,39 @@ def test_within_paper_weight_is_calibrated_on_dev_documents(trained, training_se
     # no QASPER documents: nothing to calibrate on, weight 0
     none = calibrate_sprout_weight(trained.model, dev.docs, dev.x, dev.xq, dev.encode, sources=("nowhere",))
     assert none["queries"] == 0 and none["weight"] == 0.0
+
+
+def test_within_paper_weight_is_also_calibrated_with_the_reader_reranking(trained, training_set):
+    """With the shipped reader in the loop, every setting's first stage is reranked as the agent's
+    search_within_paper does; the "reader" block holds recall among the first and the first 8
+    reranked sentences, and its own choice (the best score, the smallest weight among ties)."""
+    from vectree.retrieval.passages import READ_CANDIDATES, calibrate_sprout_weight
+    from vectree.retrieval.rerank.apply import passage_reranker
+    from vectree.retrieval.rerank.model import get_reader
+
+    reader = get_reader()
+    assert reader is not None, "the package ships a reader"
+    dev = training_set.split("dev")
+    calls = []
+    rerank = passage_reranker(reader)
+
+    def counting(*args, **kw):
+        calls.append(args[1])
+        return rerank(*args, **kw)
+
+    counting.model_id = rerank.model_id
+    cal = calibrate_sprout_weight(trained.model, dev.docs, dev.x, dev.xq, dev.encode, grid=(0.0, 2.0),
+                                  per_node_grid=(None,), min_chunks=60, rerank=counting)
+    r = cal["reader"]
+    assert r["reader"] == reader.config.model_id and r["candidates"] == READ_CANDIDATES
+    assert set(r["scores"]) == {"0.0/all", "2.0/all"}
+    assert len(calls) == 2 * cal["queries"] > 0  # every question reranked at every setting
+    for v in r["scores"].values():
+        assert 0.0 <= v["read_recall@1"] <= v[f"read_recall@{READ_CANDIDATES}"] <= 1.0
+        assert v["score"] == round((v["read_recall@1"] + v[f"read_recall@{READ_CANDIDATES}"]) / 2, 4)
+    best = max(v["score"] for v in r["scores"].values())
+    assert r["weight"] == min(float(k.split("/")[0]) for k, v in r["scores"].items() if v["score"] == best)
+    # without a reranker there is no reader block
+    assert "reader" not in calibrate_sprout_weight(trained.model, dev.docs, dev.x, dev.xq, dev.encode,
+                                                   grid=(0.0,), per_node_grid=(None,), min_chunks=60)
+

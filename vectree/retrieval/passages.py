@@ -433,10 +433,14 @@ SPROUT_PER_NODE_GRID = (None, 3, 1)
 PAPER_CHUNKS = 200  # about the sentences of a short paper: what a calibration document is padded to
 
 
+READ_CANDIDATES = 8  # what the offline navigator reads of a reranked within-paper search
+
+
 def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: int = 12,
                             grid: Sequence[float] = SPROUT_WEIGHT_GRID,
                             per_node_grid: Sequence[int | None] = SPROUT_PER_NODE_GRID,
-                            sources: Sequence[str] = ("qasper",), min_chunks: int = PAPER_CHUNKS) -> dict[str, Any]:
+                            sources: Sequence[str] = ("qasper",), min_chunks: int = PAPER_CHUNKS,
+                            rerank=None) -> dict[str, Any]:
     """How SproutRAG's nodes vote in within-paper search, chosen on held-out training documents.
 
     ``docs`` / ``x`` / ``xq``: a SproutRAG training set's dev documents, their chunk and query
@@ -450,12 +454,23 @@ def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: in
     first ``depth`` (what the reader reranks); the chosen setting is the best, the smallest weight
     among ties -- 0, plain passages, unless the nodes help.  Returns ``{"weight", "per_node",
     "scores": {"<weight>/<per_node>": {...}}, "queries", ...}``.
+
+    With ``rerank`` (the trained reader's within-paper reranking,
+    :func:`vectree.retrieval.rerank.apply.passage_reranker`), the setting is also chosen for the
+    path the agent takes when a reader is active: each first stage is reranked as
+    ``search_within_paper`` does and the score is the mean of the gold chunks' recall among the first sentence (the one the offline
+    navigator reads its answer from) and among the :data:`READ_CANDIDATES` it reads; the result is
+    the ``"reader"`` block (same keys).  The first-stage recall above can rise while the reranked
+    order does not: what a user sees with a reader is the second.
     """
     from vectree.retrieval.sprout.search import unit_rows
     from vectree.retrieval.sprout.tree import node_text
 
     settings = [(0.0, None)] + [(float(w), c) for w in grid if w > 0 for c in per_node_grid]
     sums = {st: {f"recall@{k}": 0.0, f"recall@{depth}": 0.0} for st in settings}
+    read_at = (1, READ_CANDIDATES)
+    read_sums = {st: {f"read_recall@{n}": 0.0 for n in read_at} for st in settings}
+
     n_queries = 0
     pool = [(d, xd) for d, xd in zip(docs, x) if d.source in sources and d.n]
     for doc, xd, xqd in zip(docs, x, xq):
@@ -490,15 +505,29 @@ def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: in
             rankings = {c: sprout_ranking(passages, qv, nodes, c)[0] for c in per_node_grid}
             for w, c in settings:
                 ranking = rankings.get(c, [])
-                hits = passages.rank(query.text, qv, depth, extra=[(ranking, w)] if ranking and w else ())
+                extra = [(ranking, w)] if ranking and w else ()
+                hits = passages.rank(query.text, qv, depth, extra=extra)
                 ids = [h.passage_id for h in hits]
                 sums[(w, c)][f"recall@{k}"] += len(gold & set(ids[:k])) / len(gold)
                 sums[(w, c)][f"recall@{depth}"] += len(gold & set(ids)) / len(gold)
+                if rerank is not None:
+                    read = rerank(passages, query.text, qv, READ_CANDIDATES, depth=depth, extra=extra)
+                    for n in read_at:
+                        read_sums[(w, c)][f"read_recall@{n}"] += len(gold & set(read[:n])) / len(gold)
     scores = {st: {m: round(v / max(n_queries, 1), 4) for m, v in s_.items()} for st, s_ in sums.items()}
     for v in scores.values():
         v["score"] = round((v[f"recall@{k}"] + v[f"recall@{depth}"]) / 2, 4)
     best = max(settings, key=lambda st: (scores[st]["score"], -st[0])) if n_queries else (0.0, None)
-    return {"weight": best[0], "per_node": best[1],
-            "scores": {f"{w}/{c if c else 'all'}": v for (w, c), v in scores.items()}, "queries": n_queries,
-            "k": k, "depth": depth, "sources": list(sources), "min_chunks": min_chunks}
+    out = {"weight": best[0], "per_node": best[1],
+           "scores": {f"{w}/{c if c else 'all'}": v for (w, c), v in scores.items()}, "queries": n_queries,
+           "k": k, "depth": depth, "sources": list(sources), "min_chunks": min_chunks}
+    if rerank is not None:
+        rscores = {st: {m: round(v / max(n_queries, 1), 4) for m, v in s_.items()} for st, s_ in read_sums.items()}
+        for v in rscores.values():
+            v["score"] = round(sum(v.values()) / len(read_at), 4)
+        rbest = max(settings, key=lambda st: (rscores[st]["score"], -st[0])) if n_queries else (0.0, None)
+        out["reader"] = {"weight": rbest[0], "per_node": rbest[1], "reader": getattr(rerank, "model_id", ""),
+                         "candidates": READ_CANDIDATES,
+                         "scores": {f"{w}/{c if c else 'all'}": v for (w, c), v in rscores.items()}}
+    return out
 

@@ -139,3 +139,35 @@ def rerank_passages(reader, passages, query: str, query_vector, k: int, *, depth
              "text": passages.texts[rows[j]], "context": passages.context(rows[j]),
              "relevance": round(float(probs[j]), 4), "logit": float(logits[j]), "reading": readings[j]}
             for j in order]
+
+
+class _ReadingMemo:
+    """A reader whose readings are remembered per (question, text): a calibration that reranks the
+    same sentences at every setting of a grid reads each once (a reading depends on neither)."""
+
+    def __init__(self, reader):
+        self.reader, self.config = reader, reader.config
+        self._memo: dict[tuple[str, str], Any] = {}
+
+    def read(self, question: str, texts: Sequence[str], **kw):
+        if len(self._memo) > 50_000:  # questions come one at a time: keep the current one's
+            self._memo = {key: v for key, v in self._memo.items() if key[0] == question}
+        todo = [t for t in dict.fromkeys(texts) if (question, t) not in self._memo]
+        if todo:
+            for t, r in zip(todo, self.reader.read(question, todo, **kw)):
+                self._memo[(question, t)] = r
+        return [self._memo[(question, t)] for t in texts]
+
+
+def passage_reranker(reader):
+    """``rerank(passages, question, query_vector, k, *, depth, extra) -> passage indices``: the
+    within-paper search of a reader-active agent (:func:`rerank_passages`), with readings
+    remembered, for calibrations that rerank the same passages many times
+    (:func:`vectree.retrieval.passages.calibrate_sprout_weight`).  ``.model_id`` names the reader."""
+    memo = _ReadingMemo(reader)
+
+    def rerank(passages, question: str, query_vector, k: int, *, depth: int = PASSAGE_DEPTH, extra=()) -> list[int]:
+        return [h["i"] for h in rerank_passages(memo, passages, question, query_vector, k, depth=depth, extra=extra)]
+
+    rerank.model_id = reader.config.model_id
+    return rerank
