@@ -7,6 +7,14 @@ Training data, splits, seed, calibration and the model card are the ones of ``ve
 train`` (retrieval.rerank.train.fit_and_save); only the named settings change.  Everything is
 selected and calibrated on the dev split; nothing here reads an evaluation question.  The new
 folder is a complete model: ``VECTREE_RERANKER=<out>`` makes it live for a `vectree eval` run.
+
+Measured 2026-12-06 (2 CPU cores): ``--lora-layers 6 --max-steps 1280 --max-epochs 4`` trained in
+752 s (936 s with calibration), best dev-sample MRR at step 640.  Dev: reader-logit MRR / P@1 .841 /
+.728 (shipped .793 / .639), fused .864 / .771 (.860 / .757), span F1 .415 (.341), type accuracy
+.609 (.635), answer ECE .029 (.043), page selection mean F1 .464 at 1.10 pages (.450 at 1.91); but
+answer F1 on the dev papers (``dev_answer_holder.py``) .111 (.120), and on the qasper evaluation
+vectree .347 / .424 / F1 .109 against the shipped .344 / .497 / .167: not adopted
+(docs/eval/report.md, 6 December night).
 """
 
 from __future__ import annotations
