@@ -50,6 +50,8 @@ def main() -> None:
     ap.add_argument("--write", action="store_true",
                     help="record the chosen first-stage weight in the model folder's config.json and card (how "
                     "the packaged default got its weight; newly trained models are calibrated by training)")
+    ap.add_argument("--padding", default="next", choices=["next", "similar"],
+                    help="pad each dev document with the next documents (default) or the most similar ones")
     ap.add_argument("--no-reader", action="store_true",
                     help="calibrate the first stage only (default: also with the live reader reranking)")
     args = ap.parse_args()
@@ -67,8 +69,8 @@ def main() -> None:
 
     reader = None if args.no_reader else get_reader()
     out = calibrate_sprout_weight(model, ts.docs, ts.x, ts.xq, lambda t: embed_texts(t, cache_dir=cache),
-                                  rerank=passage_reranker(reader) if reader else None)
-    print(f"model {model.config.model_id}; {out['queries']} QASPER {args.split} questions"
+                                  rerank=passage_reranker(reader) if reader else None, padding=args.padding)
+    print(f"model {model.config.model_id}; {out['queries']} QASPER {args.split} questions; padding {args.padding}"
           + (f"; reader {reader.config.model_id}" if reader else "; no reader"))
     rk, rd = f"recall@{out['k']}", f"recall@{out['depth']}"
     r = out.get("reader") or {}

@@ -440,7 +440,7 @@ def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: in
                             grid: Sequence[float] = SPROUT_WEIGHT_GRID,
                             per_node_grid: Sequence[int | None] = SPROUT_PER_NODE_GRID,
                             sources: Sequence[str] = ("qasper",), min_chunks: int = PAPER_CHUNKS,
-                            rerank=None) -> dict[str, Any]:
+                            rerank=None, padding: str = "next") -> dict[str, Any]:
     """How SproutRAG's nodes vote in within-paper search, chosen on held-out training documents.
 
     ``docs`` / ``x`` / ``xq``: a SproutRAG training set's dev documents, their chunk and query
@@ -452,7 +452,10 @@ def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: in
     cosine and the model's ``k`` nodes) at every ``(weight, per_node)`` of the grids.  The score of
     a setting is the mean of the recall of the gold chunks among the first ``k`` and among the
     first ``depth`` (what the reader reranks); the chosen setting is the best, the smallest weight
-    among ties -- 0, plain passages, unless the nodes help.  Returns ``{"weight", "per_node",
+    among ties -- 0, plain passages, unless the nodes help.  ``padding``: ``"next"`` pads with the
+    documents that follow in the training set's order (topics unrelated to the paper's), ``"similar"``
+    with the documents nearest to it (cosine of the mean chunk vectors), so the padding reads like the
+    rest of one paper on one topic.  Returns ``{"weight", "per_node",
     "scores": {"<weight>/<per_node>": {...}}, "queries", ...}``.
 
     With ``rerank`` (the trained reader's within-paper reranking,
@@ -478,10 +481,16 @@ def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: in
             continue
         at = next(i for i, (d, _) in enumerate(pool) if d is doc)
         chunks, para, weights, parts = list(doc.chunks), list(doc.para), list(doc.weights), [xd]
-        for j in range(1, len(pool)):
+        if padding == "similar":
+            centre = np.asarray(xd, np.float32).mean(0)
+            others = sorted((j for j in range(len(pool)) if j != at),
+                            key=lambda j: -float(np.asarray(pool[j][1], np.float32).mean(0) @ centre))
+        else:
+            others = [(at + j) % len(pool) for j in range(1, len(pool))]
+        for j in others:
             if len(chunks) >= min_chunks:
                 break
-            other, xo = pool[(at + j) % len(pool)]
+            other, xo = pool[j]
             base = max(para) + 1  # paragraph ids stay distinct: each document's after the last
             chunks += other.chunks
             para += [base + p for p in other.para]
@@ -520,7 +529,7 @@ def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: in
     best = max(settings, key=lambda st: (scores[st]["score"], -st[0])) if n_queries else (0.0, None)
     out = {"weight": best[0], "per_node": best[1],
            "scores": {f"{w}/{c if c else 'all'}": v for (w, c), v in scores.items()}, "queries": n_queries,
-           "k": k, "depth": depth, "sources": list(sources), "min_chunks": min_chunks}
+           "k": k, "depth": depth, "sources": list(sources), "min_chunks": min_chunks, "padding": padding}
     if rerank is not None:
         rscores = {st: {m: round(v / max(n_queries, 1), 4) for m, v in s_.items()} for st, s_ in read_sums.items()}
         for v in rscores.values():
