@@ -155,7 +155,9 @@ class Settings(BaseSettings):
         "default", description="the trained reranker + reader: `default` (the shipped model), `off`, or a model folder")
     query_adapter: bool = Field(
         True, description="map query vectors with the reader's trained query adapter before within-paper ranking; `false` only for the ablation")
-    rerank_threads: int = Field(1, ge=1, description="torch threads of the reranker at query time")
+    rerank_threads: int = Field(
+        2, ge=1, description="torch threads of the reranker at query time (one query at a time holds the model: on 2 cores "
+        "Layer-0 search with reranking p50 214 ms with 2, 356 ms with 1; `benchmarks/bench_layer0_latency.py`)")
     reader_base: Path | None = Field(
         None, description="folder with the MiniLM base weights the reader's adapters sit on; unset: the packaged model")
     eval_pubmedqa_split: Literal["all", "train", "dev", "test"] = Field(
