@@ -354,3 +354,17 @@ def test_page_one_is_cited_only_when_it_holds_the_best_evidence(toolbox, ids, q,
     later = [c for c in answer.citations[1:] if c["page"] == 1]
     assert all(c["quote"] == top_text for c in later), later
     assert len(answer.citations) > 1
+
+
+def test_within_paper_queries_gain_the_papers_own_abbreviations(demo_store, toolbox, ids):
+    """The impedance paper defines "Electrochemical impedance spectroscopy (EIS)": a question with
+    the short form is searched with the long form too, unless the Toolbox is the ablation."""
+    doc = next(d for slug, d in ids.items() if "impedance" in slug)
+    question = "What does EIS probe?"
+    assert toolbox.passages(doc).acronyms.get("EIS", "").lower() == "electrochemical impedance spectroscopy"
+    assert toolbox.passages(doc).expand_query(question) == f"{question} (Electrochemical impedance spectroscopy)"
+    plain = Toolbox(demo_store, acronyms=False)
+    assert plain.passages(doc).expand_query(question) == question
+    # and search_within_paper finds the sentence that defines it
+    hits = toolbox.search_within_paper(doc, question, k=3).data["results"]
+    assert hits and "Electrochemical impedance spectroscopy" in " ".join(h["snippet"] for h in hits)
