@@ -366,5 +366,14 @@ def test_within_paper_queries_gain_the_papers_own_abbreviations(demo_store, tool
     plain = Toolbox(demo_store, acronyms=False)
     assert plain.passages(doc).expand_query(question) == question
     # and search_within_paper finds the sentence that defines it
-    hits = toolbox.search_within_paper(doc, question, k=3).data["results"]
+    result = toolbox.search_within_paper(doc, question, k=3)
+    hits = result.data["results"]
     assert hits and "Electrochemical impedance spectroscopy" in " ".join(h["snippet"] for h in hits)
+    # the result says what was searched; a question with nothing to expand carries no such field
+    assert result.data["searched_as"] == f"{question} (Electrochemical impedance spectroscopy)"
+    assert "searched_as" not in plain.search_within_paper(doc, question, k=3).data
+    other = "Which temperature were the cells tested at?"
+    assert toolbox.passages(doc).expand_query(other) == other
+    assert "searched_as" not in toolbox.search_within_paper(doc, other, k=3).data
+    # the paper also defines "state of health (SoH)": either form finds the other
+    assert "(SoH)" in toolbox.search_within_paper(doc, "How is the state of health estimated?", k=3).data["searched_as"]

@@ -276,8 +276,11 @@ class Toolbox:
         method = "sprout" if results is not None else "passages"
         if results is None:
             results = self._passages_within(doc_id, query, k, titles)
-        return ToolResult("search_within_paper", 1, {"doc_id": doc_id, "query": query, "method": method,
-                                                     "results": results})
+        data = {"doc_id": doc_id, "query": query, "method": method, "results": results}
+        searched = self.passages(doc_id).expand_query(query)
+        if searched != query:  # the paper's own abbreviations were added: say so (agent and reader)
+            data["searched_as"] = searched
+        return ToolResult("search_within_paper", 1, data)
 
     def _passages_within(self, doc_id, query, k, titles, sprout_nodes=None):
         from vectree.retrieval.embed import get_embedder

@@ -282,6 +282,8 @@ class SearchWithinPaperResult(ToolData):
     query: str
     method: Literal["sprout", "passages"]
     results: list[WithinHit]
+    # the query as searched when the paper's own abbreviations were added (retrieval.acronyms)
+    searched_as: str | None = None
 
 
 class PageText(ToolData):
