@@ -350,3 +350,18 @@ def test_cli_names_missing_training_data(tmp_path):
     res = CliRunner().invoke(main, ["reranker", "train", "--data", str(tmp_path / "nowhere"), "--store",
                                     str(tmp_path / "store")])
     assert res.exit_code != 0 and "dev_question_dict.json" in res.output
+
+
+def test_abstention_with_no_dev_question_of_the_sources_abstains_least_and_warns_nothing():
+    import warnings
+
+    from vectree.retrieval.rerank.calibrate import GRID, _fit_abstention
+
+    dev = [Example(question="q", text="t", rel=1, source="qasper", group="g1", split="dev")]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the empty sample once gave "Mean of empty slice" and NaN figures
+        threshold, curve = _fit_abstention(dev, [0.7], {"g1": [0]}, ("hotpotqa", "pubmedqa"))
+    assert threshold == GRID[0] and curve[0]["questions"] == 0
+    assert all(v == v for d in curve for v in d.values())  # no NaN reaches config.json
+    threshold, curve = _fit_abstention(dev, [0.7], {"g1": [0]}, None)  # the qasper question counts here
+    assert len(curve) == len(GRID)

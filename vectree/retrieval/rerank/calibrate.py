@@ -160,6 +160,9 @@ def _fit_abstention(dev, probs, groups, sources):
             ev_p.append(max(probs[i] for i in negs))
             ev_y.append(0.0)
     p, y = np.asarray(ev_p), np.asarray(ev_y)
+    if not len(p):  # no dev question of these sources (a tiny sample): the lowest threshold, abstain least
+        return GRID[0], [{"threshold": GRID[0], "decision_accuracy": 0.0, "answered": 1.0,
+                          "answered_with_evidence": 0.0, "abstained_without": 0.0, "questions": 0}]
     curve = []
     for t in GRID:
         kept = p >= t
