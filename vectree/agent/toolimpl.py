@@ -277,7 +277,10 @@ class Toolbox:
         if results is None:
             results = self._passages_within(doc_id, query, k, titles)
         data = {"doc_id": doc_id, "query": query, "method": method, "results": results}
-        searched = self.passages(doc_id).expand_query(query)
+        try:
+            searched = self.passages(doc_id).expand_query(query)
+        except Unavailable:  # SproutRAG answered for a paper without passages: nothing was expanded
+            searched = query
         if searched != query:  # the paper's own abbreviations were added: say so (agent and reader)
             data["searched_as"] = searched
         return ToolResult("search_within_paper", 1, data)
