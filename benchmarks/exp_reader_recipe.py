@@ -30,7 +30,6 @@ def main() -> None:
     ap.add_argument("--out", required=True)
     ap.add_argument("--data", default="")
     ap.add_argument("--lora-layers", type=int, default=2)
-    ap.add_argument("--lora-rank", type=int, default=8)
     ap.add_argument("--max-steps", type=int, default=640)
     ap.add_argument("--max-epochs", type=int, default=2)
     ap.add_argument("--eval-every", type=int, default=160)
@@ -39,7 +38,6 @@ def main() -> None:
     args = ap.parse_args()
 
     from vectree.retrieval.embed import get_embedder
-    from vectree.retrieval.rerank import model as model_mod
     from vectree.retrieval.rerank.data import build_reader_data
     from vectree.retrieval.rerank.model import SHIPPED_DIR, Reader
     from vectree.retrieval.rerank.train import TrainSettings, fit_and_save, resolve_data_dir
@@ -50,8 +48,6 @@ def main() -> None:
     settings = TrainSettings(seed=args.seed, threads=args.threads, lora_layers=args.lora_layers,
                              max_steps=args.max_steps, max_epochs=args.max_epochs, eval_every=args.eval_every,
                              time_budget_s=60 * 60)
-    if args.lora_rank != 8:  # the rank is a ReaderConfig default: set it for this process
-        model_mod.ReaderConfig.__dataclass_fields__["lora_rank"].default = args.lora_rank
     started = time.perf_counter()
 
     def progress(e):
@@ -67,7 +63,7 @@ def main() -> None:
     new, old = Reader.load(Path(args.out)).config, Reader.load(SHIPPED_DIR).config
     rows = [("dev MRR (reader logit)", "after", "mrr"), ("dev P@1 (reader logit)", "after", "p_at_1"),
             ("type accuracy", "after", "type_accuracy"), ("span F1", "after", "span_f1")]
-    print(f"\n| figure | shipped ({old.training.get('lora_layers')} layers, {old.training.get('steps')} steps) "
+    print(f"\n| figure | shipped ({old.lora_layers} layers, {old.training.get('steps')} steps) "
           f"| new ({args.lora_layers} layers, {summary['steps']} steps) |\n|---|---:|---:|")
     for label, block, key in rows:
         print(f"| {label} | {old.training.get(block, {}).get(key, float('nan')):.4f} "

@@ -66,7 +66,6 @@ def test_the_long_form_question_finds_the_abbreviated_sentence():
     hits = pp.bm25(q, 10)
     assert 3 in hits[:2], [SENTENCES[i][1] for i in hits]
     # without the paper's definition the abbreviated sentence shares no term with the question
-    assert 3 not in pp.bm25("random kitchen sink", 10) or pp.expand_query("random kitchen sink") != "random kitchen sink"
     pp._acronyms = {}
     assert 3 not in pp.bm25("random kitchen sink", 10)
 

@@ -41,6 +41,8 @@ from typing import Any
 
 import numpy as np
 
+from vectree.retrieval.passages import READ_CANDIDATES
+
 from .tools import MAX_PAGES_PER_CALL, MIN_QUOTE_WORDS, Toolbox, Trace
 
 YES_NO_START = re.compile(
@@ -353,7 +355,8 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     candidates: list[dict[str, Any]] = []
     for doc_id in papers:
         trace.record(tb, "get_document_tree", {"doc_id": doc_id, "max_depth": 3})
-        within = trace.record(tb, "search_within_paper", {"doc_id": doc_id, "query": question, "k": 8})
+        within = trace.record(tb, "search_within_paper", {"doc_id": doc_id, "query": question,
+                                                             "k": READ_CANDIDATES})
         if within is None:
             continue
         passages = tb.passages(doc_id)

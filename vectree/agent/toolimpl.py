@@ -267,32 +267,31 @@ class Toolbox:
         self.paper(doc_id)
         sections = self.tree(doc_id)
         titles = {n["node_id"]: n["title"] for n in sections}
+        # the question with the other form of every term the paper abbreviates ("Random kitchen
+        # sink" and "RKS"), worked out once: BM25, the query vector and the reader all see both
+        try:
+            searched = self.passages(doc_id).expand_query(query)
+        except Unavailable:  # no passages (SproutRAG may still answer): nothing to expand with
+            searched = query
         results = None
         # "auto": SproutRAG fusion only while no trained reranker is active; the reranked passages
         # carry the reader's readings that the offline navigator answers from (measured better on
         # qasper than either alone); "sprout" asks for the fusion explicitly
         if self.within_paper == "sprout" or (self.within_paper == "auto" and self.reranker() is None):
-            results = self._sprout_within(doc_id, query, k, titles, sections)
+            results = self._sprout_within(doc_id, query, k, titles, sections, searched)
         method = "sprout" if results is not None else "passages"
         if results is None:
-            results = self._passages_within(doc_id, query, k, titles)
+            results = self._passages_within(doc_id, query, searched, k, titles)
         data = {"doc_id": doc_id, "query": query, "method": method, "results": results}
-        try:
-            searched = self.passages(doc_id).expand_query(query)
-        except Unavailable:  # SproutRAG answered for a paper without passages: nothing was expanded
-            searched = query
         if searched != query:  # the paper's own abbreviations were added: say so (agent and reader)
             data["searched_as"] = searched
         return ToolResult("search_within_paper", 1, data)
 
-    def _passages_within(self, doc_id, query, k, titles, sprout_nodes=None):
+    def _passages_within(self, doc_id, asked, query, k, titles, sprout_nodes=None):
+        """``asked``: the question as asked (the readings' key); ``query``: as searched."""
         from vectree.retrieval.embed import get_embedder
 
         passages = self.passages(doc_id)
-        asked = query
-        # the question with the other form of every term the paper abbreviates ("Random kitchen
-        # sink" and "RKS"): BM25, the query vector and the reader all see both forms
-        query = passages.expand_query(query)
         reader = self.reranker()
         if reader is not None:  # hybrid candidates reordered by the trained reranker
             from vectree.retrieval.rerank.apply import rerank_passages
@@ -318,7 +317,7 @@ class Toolbox:
         return [{"page": h.page_no, "node_id": h.node_id, "section": titles.get(h.node_id),
                  "score": h.score, "snippet": _snippet(h.text, query)} for h in hits]
 
-    def _sprout_within(self, doc_id, query, k, titles, sections):
+    def _sprout_within(self, doc_id, query, k, titles, sections, searched):
         """SproutRAG nodes fused with the paper's passages (retrieval.passages.fuse_with_sprout):
         passages, ranked by BM25, cosine and the nodes that hold them; None when SproutRAG cannot
         answer here (no model, switched off, no tree), so the caller uses plain passages."""
@@ -339,10 +338,10 @@ class Toolbox:
             # with the reader, the nodes vote in the first stage and the reader reranks passages,
             # whose readings the navigator answers from (node hits alone carry none: vectree-sprout
             # found no passage to read and answered nothing)
-            return self._passages_within(doc_id, query, k, titles, sprout_nodes=nodes)
+            return self._passages_within(doc_id, query, searched, k, titles, sprout_nodes=nodes)
         from vectree.retrieval.embed import get_embedder
 
-        fused = fuse_with_sprout(self.passages(doc_id), query, get_embedder().encode_query(query), nodes, k)
+        fused = fuse_with_sprout(self.passages(doc_id), searched, get_embedder().encode_query(searched), nodes, k)
         return [{"pages": [h.page_no], "page": h.page_no, "node_id": h.node_id, "section": titles.get(h.node_id),
                  "score": h.score, "snippet": _snippet(h.text, query), "sprout_node": node}
                 for h, node in fused]

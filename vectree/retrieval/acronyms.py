@@ -25,6 +25,8 @@ MIN_SHORT = 2  # "F" or "x" as a short form matches too much
 MAX_LONG_WORDS = 8
 
 _WORDS = re.compile(r"[a-z0-9]+")
+# the package logs every omitted candidate at DEBUG
+logging.getLogger("abbreviations").setLevel(logging.WARNING)
 
 
 def _words(text: str) -> list[str]:
@@ -39,8 +41,6 @@ def definitions(texts: Iterable[str]) -> dict[str, str]:
     :data:`MAX_LONG_WORDS` words are kept."""
     from abbreviations import schwartz_hearst
 
-    # the package logs every omitted candidate at DEBUG through the root logger's children
-    logging.getLogger("abbreviations").setLevel(logging.WARNING)
     text = "\n".join(t.replace("\n", " ") for t in texts)
     try:
         pairs = schwartz_hearst.extract_abbreviation_definition_pairs(doc_text=text, first_definition=True)

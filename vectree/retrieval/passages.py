@@ -473,7 +473,6 @@ def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: in
     sums = {st: {f"recall@{k}": 0.0, f"recall@{depth}": 0.0} for st in settings}
     read_at = (1, READ_CANDIDATES)
     read_sums = {st: {f"read_recall@{n}": 0.0 for n in read_at} for st in settings}
-
     n_queries = 0
     pool = [(d, xd) for d, xd in zip(docs, x) if d.source in sources and d.n]
     for doc, xd, xqd in zip(docs, x, xq):
@@ -523,20 +522,20 @@ def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: in
                     read = rerank(passages, query.text, qv, READ_CANDIDATES, depth=depth, extra=extra)
                     for n in read_at:
                         read_sums[(w, c)][f"read_recall@{n}"] += len(gold & set(read[:n])) / len(gold)
-    scores = {st: {m: round(v / max(n_queries, 1), 4) for m, v in s_.items()} for st, s_ in sums.items()}
-    for v in scores.values():
-        v["score"] = round((v[f"recall@{k}"] + v[f"recall@{depth}"]) / 2, 4)
-    best = max(settings, key=lambda st: (scores[st]["score"], -st[0])) if n_queries else (0.0, None)
-    out = {"weight": best[0], "per_node": best[1],
-           "scores": {f"{w}/{c if c else 'all'}": v for (w, c), v in scores.items()}, "queries": n_queries,
-           "k": k, "depth": depth, "sources": list(sources), "min_chunks": min_chunks, "padding": padding}
+
+    def choose(totals: dict) -> dict[str, Any]:
+        """Mean recalls per setting, their mean as the score, and the best setting (the smallest
+        weight among ties)."""
+        scores = {st: {m: round(v / max(n_queries, 1), 4) for m, v in s_.items()} for st, s_ in totals.items()}
+        for v in scores.values():
+            v["score"] = round(sum(v.values()) / len(v), 4)
+        best = max(settings, key=lambda st: (scores[st]["score"], -st[0])) if n_queries else (0.0, None)
+        return {"weight": best[0], "per_node": best[1],
+                "scores": {f"{w}/{c if c else 'all'}": v for (w, c), v in scores.items()}}
+
+    out = {**choose(sums), "queries": n_queries, "k": k, "depth": depth, "sources": list(sources),
+           "min_chunks": min_chunks, "padding": padding}
     if rerank is not None:
-        rscores = {st: {m: round(v / max(n_queries, 1), 4) for m, v in s_.items()} for st, s_ in read_sums.items()}
-        for v in rscores.values():
-            v["score"] = round(sum(v.values()) / len(read_at), 4)
-        rbest = max(settings, key=lambda st: (rscores[st]["score"], -st[0])) if n_queries else (0.0, None)
-        out["reader"] = {"weight": rbest[0], "per_node": rbest[1], "reader": getattr(rerank, "model_id", ""),
-                         "candidates": READ_CANDIDATES,
-                         "scores": {f"{w}/{c if c else 'all'}": v for (w, c), v in rscores.items()}}
+        out["reader"] = {**choose(read_sums), "reader": getattr(rerank, "model_id", ""), "candidates": READ_CANDIDATES}
     return out
 

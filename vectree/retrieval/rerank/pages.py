@@ -31,11 +31,13 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
+from vectree.retrieval.passages import READ_CANDIDATES
+
 from .calibrate import GRID, MARGINS, select
 
 PAD_CHUNKS = 200
 PAGE_CHARS = 3500
-CANDIDATES = 8  # what the navigator's search_within_paper returns to read from
+CANDIDATES = READ_CANDIDATES  # what the navigator's search_within_paper returns to read from
 MAX_CITED_GRID = (1, 2, 3, 4)
 
 
