@@ -43,3 +43,31 @@ def test_registered_and_ranks_the_right_paragraph_first(tmp_path):
     assert len(hits) == 2 and hits[0].text.startswith("Bread rises")
     with pytest.raises(Exception):
         make_system("no-such-system", "sentences")
+
+
+def test_paragraphs_bm25_adds_the_words_to_the_cosine(tmp_path):
+    """`paragraphs-bm25`: a paragraph that names the query's rare word gains on its cosine rank."""
+    from vectree.evaluation.embedcache import CachedEmbedder
+    from vectree.evaluation.systems.paragraphs import BM25_SHARE
+    from vectree.retrieval.embed import get_embedder
+
+    assert "paragraphs-bm25" in DEFAULT_SYSTEMS["sentences"]
+    text = ("Quarterly revenue grew strongly across every region of the company.\n"
+            "Zephyrine Holdings changed its board of directors in March 2021.\n"
+            "The firm reorganised its leadership team during the year.")
+    docs = [Doc("d", text)]
+    emb = CachedEmbedder(get_embedder(), tmp_path / "c")
+
+    class _Bench:
+        name = "test"
+
+    plain, lexical = make_system("paragraphs", "sentences"), make_system("paragraphs-bm25", "sentences")
+    for s in (plain, lexical):
+        s.prepare(_Bench(), RunContext(seed=0, work_dir=tmp_path, _embedder=emb, docs=docs), docs)
+    query = "When did Zephyrine change its leadership?"
+    cos, _ = plain.scores(query, None)
+    mixed, _ = lexical.scores(query, None)
+    # only the Zephyrine paragraph holds the query's rarest words: it gains the whole share
+    assert mixed[1] - cos[1] == pytest.approx(BM25_SHARE, abs=1e-5)
+    assert mixed[0] == pytest.approx(cos[0], abs=1e-6)
+    assert lexical.search(query, 1)[0].text.startswith("Zephyrine")

@@ -86,14 +86,15 @@ def test_k_distinct_nodes_on_real_documents(shared_data):
     for d in docs:
         chunks = chunk_text(d.text)
         x = emb.encode_documents([c.text for c in chunks])
-        trees.append(model.document_tree(x, [c.paragraph for c in chunks], [c.n_sentences for c in chunks]).tree)
+        trees.append(model.document_tree(x, [c.paragraph for c in chunks], [c.n_sentences for c in chunks],
+                                         texts=[c.text for c in chunks], encode=emb.encode_documents).tree)
     assert all(t.n_leaves > 5 for t in trees)
     queries = [q for q in bench.queries if set(q.gold_doc_ids) & {d.doc_id for d in docs}][:4]
     assert queries
     for q in queries:
         qv = model.encode_query(emb.encode_query(q.text)[None])[0]
         for k in (1, 3, 5):
-            _check(trees, model.search(trees, qv, k), k)
-            _check(trees[:1], model.search(trees[:1], qv, k), k)  # within one document
-        one, three = model.search(trees, qv, 1), model.search(trees, qv, 3)
+            _check(trees, model.search(trees, qv, k, query_text=q.text), k)
+            _check(trees[:1], model.search(trees[:1], qv, k, query_text=q.text), k)  # within one document
+        one, three = model.search(trees, qv, 1, query_text=q.text), model.search(trees, qv, 3, query_text=q.text)
         assert [(h.doc, h.node) for h in three][:1] == [(h.doc, h.node) for h in one]

@@ -23,6 +23,7 @@ reranked-dense-rag   dense top-50 reranked by the trained reader ($VECTREE_CROSS
 raptor               RAPTOR, extractive summaries, collapsed tree                   all
 flat                 MiniLM over SproutRAG's 1-2-sentence chunks                    all
 paragraphs           MiniLM over whole paragraphs                                   all
+paragraphs-bm25      paragraphs, cosine + 0.3 x relative BM25                       sent
 sprout (+ablations)  SproutRAG through retrieval.sprout                             sent, qa
 ===================  =============================================================  ===========
 """
@@ -120,6 +121,12 @@ def _flat(task):
     return FlatSystem()
 
 
+def _paragraphs_bm25(task):
+    from .paragraphs import ParagraphBM25System
+
+    return ParagraphBM25System()
+
+
 def _paragraphs(task):
     from .paragraphs import ParagraphSystem
 
@@ -159,12 +166,14 @@ REGISTRY: dict[str, SystemSpec] = {s.name: s for s in [
     SystemSpec("raptor", ALL, _raptor, "RAPTOR: GMM clusters, extractive summaries, collapsed tree"),
     SystemSpec("flat", ALL, _flat, "MiniLM over SproutRAG's 1-2-sentence chunks (no tree)"),
     SystemSpec("paragraphs", ALL, _paragraphs, "MiniLM over whole paragraphs (paragraph retrieval)"),
+    SystemSpec("paragraphs-bm25", ("sentences",), _paragraphs_bm25, "paragraphs, MiniLM cosine + a share of BM25"),
     SystemSpec("sprout", ("sentences", "paper_qa"), _sprout("sprout"), "SproutRAG"),
     SystemSpec("sprout-uniform", ("sentences",), _sprout("sprout-uniform"), "SproutRAG, uniform attention"),
     SystemSpec("sprout-leaves", ("sentences",), _sprout("sprout-leaves"), "SproutRAG, leaf-only retrieval"),
     SystemSpec("sprout-embtree", ("sentences",), _sprout("sprout-embtree"), "SproutRAG, embedding-similarity tree"),
     SystemSpec("sprout-fixedtau", ("sentences",), _sprout("sprout-fixedtau"), "SproutRAG, untrained threshold"),
     SystemSpec("sprout-token", ("sentences",), _sprout("sprout-token"), "SproutRAG, token-level attention"),
+    SystemSpec("sprout-nolex", ("sentences",), _sprout("sprout-nolex"), "SproutRAG, no lexical features"),
     SystemSpec("sprout-onepara", ("sentences",), _sprout("sprout-onepara"),
                "SproutRAG, only nodes inside one paragraph"),
     SystemSpec("sprout-textnodes", ("sentences",), _sprout("sprout-textnodes"), "SproutRAG, text-embedded nodes"),
@@ -181,9 +190,9 @@ DEFAULT_SYSTEMS = {
                  "sprout", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
     "routing": ("vectree", "vectree-no-rerank", "vectree-bm25", "vectree-dense", "bm25", "dense-rag",
                 "reranked-dense-rag", "raptor"),
-    "sentences": ("sprout", "flat", "paragraphs", "bm25", "dense-rag", "fixed-128", "reranked-dense-rag", "raptor",
+    "sentences": ("sprout", "flat", "paragraphs", "paragraphs-bm25", "bm25", "dense-rag", "fixed-128", "reranked-dense-rag", "raptor",
                   "sprout-uniform", "sprout-leaves", "sprout-embtree", "sprout-fixedtau", "sprout-onepara",
-                  "sprout-token"),
+                  "sprout-nolex", "sprout-token"),
     "synthesis": ("vectree", "vectree-no-rerank", "bm25", "dense-rag", "reranked-dense-rag", "raptor"),
 }
 

@@ -16,6 +16,8 @@ node is the character spans of its chunks, which the sentence scorer counts.
   only the merge order differs;
 * ``sprout-fixedtau``: the same model with its threshold at its untrained value (``tau_init``,
   temperature ``tau_temperature_init``) instead of the learned one;
+* ``sprout-nolex``: the same model with its scorer's lexical features (the query's words in the
+  node, :mod:`vectree.retrieval.sprout.lexical`) read as their training mean: what they add;
 * ``sprout-onepara``: the same model returning only nodes inside one paragraph (its
   ``single_paragraph`` search parameter on, whatever its training chose on dev);
 * ``sprout-token``: the token-level encoder of the reference (MiniLM's token attentions
@@ -48,6 +50,7 @@ VARIANTS = {
     "sprout-leaves": "SproutRAG ablation: leaf-only retrieval (no tree)",
     "sprout-embtree": "SproutRAG ablation: tree from MiniLM embedding similarity, no attention",
     "sprout-fixedtau": "SproutRAG ablation: untrained threshold tau (the learned one replaced by its initial value)",
+    "sprout-nolex": "SproutRAG ablation: the scorer's lexical (BM25) features read as their training mean",
     "sprout-token": "SproutRAG ablation: token-level MiniLM attention (512-token windows)",
     "sprout-onepara": "SproutRAG variant: only nodes inside one paragraph are returned (single_paragraph on)",
     "sprout-textnodes": "SproutRAG, inner nodes of up to 8 chunks scored by the MiniLM vector of their text",
@@ -210,7 +213,7 @@ class SproutSystem(RetrieverSystem):
         para = [c.paragraph for c in chunks]
         text = {"texts": [c.text for c in chunks], "encode": self.ctx.embedder.encode_documents}
         weights = np.asarray([c.n_sentences for c in chunks], dtype=np.float64)
-        if self.name in ("sprout", "sprout-leaves", "sprout-fixedtau", "sprout-onepara", "sprout-textnodes", "sprout-paranodes",
+        if self.name in ("sprout", "sprout-leaves", "sprout-fixedtau", "sprout-onepara", "sprout-nolex", "sprout-textnodes", "sprout-paranodes",
                          "sprout-paratext", "sprout-textcos"):
             return self.model.document_tree(x, para, weights, **text).tree
         if self.name == "sprout-uniform":
@@ -219,18 +222,21 @@ class SproutSystem(RetrieverSystem):
             h, _ = self.model.contextualise(x, para)
             sim = (x @ x.T).astype(np.float64)
             np.fill_diagonal(sim, -np.inf)  # the convention of mutual_attention: never with itself
-            return self._with_text(build_tree(sim, h, weights), x, text)
+            return self._with_text(build_tree(sim, h, weights), x, text, para)
         from vectree.retrieval.sprout.encoder import token_chunk_attention
 
         # (layers x heads, n, n) maps averaged uniformly, as the reference does
         att = token_chunk_attention([c.text for c in chunks], embedder=self.ctx.embedder.inner).mean(axis=0)
-        return self._with_text(build_tree(mutual_attention(att), x, weights), x, text)
+        return self._with_text(build_tree(mutual_attention(att), x, weights), x, text, para)
 
-    def _with_text(self, tree, x, text):
-        """The model's text nodes on a tree built another way (the ablations change one thing only)."""
+    def _with_text(self, tree, x, text, para):
+        """The model's text nodes, paragraphs and chunk words on a tree built another way (the
+        ablations change one thing only)."""
         from vectree.retrieval.sprout.tree import with_text_vectors
 
-        return with_text_vectors(tree, x, text["texts"], text["encode"], self.model.config.text_node_chunks)
+        tree = with_text_vectors(tree, x, text["texts"], text["encode"], self.model.config.text_node_chunks)
+        tree.groups = np.asarray(para, dtype=np.int64)
+        return self.model.attach_terms(tree, text["texts"])
 
     def _rank_candidates(self, picks, qv, k):
         """The diagnostics' search: the ``k`` best candidate nodes by cosine, none nested in another."""
@@ -263,6 +269,11 @@ class SproutSystem(RetrieverSystem):
         if self.candidates:  # a diagnostic: text vectors against the plain query, node vectors against qv
             return self._rank_candidates(picks, qv if self.name == "sprout-paranodes" else xq, k)
         # the model's own search: its learned threshold and reranker, whatever built the trees
+        scorer = None
+        if self.name == "sprout-nolex":
+            from vectree.retrieval.sprout.lexical import LEXICAL_FEATURES
+
+            scorer = self.model.node_scorer.numpy_fn(without=LEXICAL_FEATURES)
         cands = self.model.search([self.trees[i] for i in picks], qv, k, params=self._params(),
-                                  node_units=[self.units[i] for i in picks])
+                                  node_units=[self.units[i] for i in picks], scorer=scorer, query_text=query)
         return [self._hit(picks[c.doc], c.node, float(c.score)) for c in cands]

@@ -20,6 +20,8 @@ from typing import Iterable
 
 import tantivy
 
+from vectree.retrieval.words import english_analyzer
+
 from .entries import Entry, EntryHit
 
 ANALYZER = "vectree_en"
@@ -29,15 +31,8 @@ _WORD = re.compile(r"\w+", re.UNICODE)
 
 
 def _analyzer() -> "tantivy.TextAnalyzer":
-    return (
-        tantivy.TextAnalyzerBuilder(tantivy.Tokenizer.simple())
-        .filter(tantivy.Filter.remove_long(40))
-        .filter(tantivy.Filter.lowercase())
-        .filter(tantivy.Filter.ascii_fold())
-        .filter(tantivy.Filter.stopword("english"))
-        .filter(tantivy.Filter.stemmer("english"))
-        .build()
-    )
+    # one definition shared with SproutRAG's lexical features (vectree.retrieval.words)
+    return english_analyzer()
 
 
 def _schema() -> "tantivy.Schema":

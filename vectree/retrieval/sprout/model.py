@@ -23,7 +23,8 @@ import torch
 from torch import nn
 
 from .encoder import EncoderConfig, SproutEncoder, aggregate_attention
-from .search import FEATURE_NAMES, N_FEATURES, Candidate, SearchParams, search_forest
+from .lexical import LEXICAL_FEATURES, LeafTerms
+from .search import FEATURE_NAMES, LEGACY_FEATURE_NAMES, Candidate, SearchParams, search_forest
 from .tree import Tree, build_tree, mutual_attention, with_text_vectors
 
 FORMAT_VERSION = 1
@@ -51,6 +52,9 @@ class SproutConfig:
     scorer_hidden: int = 32  # the learned reranker's hidden width
     # the node features the reranker reads (names from search.FEATURE_NAMES); default: all of them
     scorer_features: list[str] = field(default_factory=lambda: list(FEATURE_NAMES))
+    # the scorer's input columns, in order: every feature known when the model was trained
+    # (models written before the lexical features have no such key and read LEGACY_FEATURE_NAMES)
+    feature_space: list[str] = field(default_factory=lambda: list(FEATURE_NAMES))
     # nodes of at most this many chunks are represented by the MiniLM vector of their own text and
     # searched against the plain MiniLM query (tree.with_text_vectors); 0: progressive embeddings
     # and the query adapter throughout (models trained before text nodes)
@@ -78,6 +82,7 @@ class SproutConfig:
         version = d.pop("format_version", FORMAT_VERSION)
         if version != FORMAT_VERSION:
             raise ValueError(f"SproutRAG model format {version} is not supported (expected {FORMAT_VERSION})")
+        d.setdefault("feature_space", list(LEGACY_FEATURE_NAMES))
         enc = EncoderConfig(**d.pop("encoder", {}))
         search = SearchParams(**d.pop("search", {}))
         return cls(encoder=enc, search=search, **d)
@@ -94,32 +99,49 @@ class DocumentTree:
 
 class NodeScorer(nn.Module):
     """The learned reranker: node features (:func:`vectree.retrieval.sprout.search.node_features`) ->
-    logit of the node's precision (the fraction of its sentences that answer the query)."""
+    logit of the node's precision (the fraction of its sentences that answer the query).
 
-    def __init__(self, n_features: int = N_FEATURES, hidden: int = 32, use: Sequence[str] | None = None):
+    ``space``: the feature names its input layer has, in order (columns picked by name from the full
+    :data:`FEATURE_NAMES` rows, so a model keeps working when features are added); ``use``: those
+    it reads (the others read as their training mean)."""
+
+    def __init__(self, space: Sequence[str] = FEATURE_NAMES, hidden: int = 32, use: Sequence[str] | None = None):
         super().__init__()
-        unknown = set(use or ()) - set(FEATURE_NAMES)
+        unknown = (set(use or ()) | set(space)) - set(FEATURE_NAMES)
         if unknown:
             raise ValueError(f"unknown reranker features {sorted(unknown)}; known: {', '.join(FEATURE_NAMES)}")
+        self.space = list(space)
+        n_features = len(self.space)
         self.register_buffer("feature_mean", torch.zeros(n_features))
         self.register_buffer("feature_std", torch.ones(n_features))
         # features left out read as their mean: a fixed mask, not a weight (kept out of the state dict)
-        mask = torch.tensor([1.0 if use is None or f in use else 0.0 for f in FEATURE_NAMES])
+        mask = torch.tensor([1.0 if use is None or f in use else 0.0 for f in self.space])
         self.register_buffer("feature_mask", mask, persistent=False)
+        self.register_buffer("columns", torch.tensor([FEATURE_NAMES.index(f) for f in self.space]), persistent=False)
         self.net = nn.Sequential(nn.Linear(n_features, hidden), nn.Tanh(), nn.Linear(hidden, 1))
 
-    def forward(self, features: torch.Tensor) -> torch.Tensor:
-        return self.net((features - self.feature_mean) / self.feature_std * self.feature_mask).squeeze(-1)
+    @property
+    def reads_lexical(self) -> bool:
+        return any(f in LEXICAL_FEATURES and m > 0 for f, m in zip(self.space, self.feature_mask.tolist()))
 
-    def numpy_fn(self):
-        """The same function in numpy (no torch call per document at query time)."""
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        x = features[..., self.columns]
+        return self.net((x - self.feature_mean) / self.feature_std * self.feature_mask).squeeze(-1)
+
+    def numpy_fn(self, *, without: Sequence[str] = ()):
+        """The same function in numpy (no torch call per document at query time); ``without``:
+        features read as their training mean (an ablation)."""
         mean, std = self.feature_mean.numpy().copy(), self.feature_std.numpy().copy()
         mask = self.feature_mask.numpy().copy()
+        for f in without:
+            if f in self.space:
+                mask[self.space.index(f)] = 0.0
+        cols = self.columns.numpy().copy()
         w1, b1 = self.net[0].weight.detach().numpy().T.copy(), self.net[0].bias.detach().numpy().copy()
         w2, b2 = self.net[2].weight.detach().numpy()[0].copy(), float(self.net[2].bias.detach()[0])
 
         def score(features: np.ndarray) -> np.ndarray:
-            return np.tanh(((features - mean) / std * mask) @ w1 + b1) @ w2 + b2
+            return np.tanh(((features[..., cols] - mean) / std * mask) @ w1 + b1) @ w2 + b2
 
         return score
 
@@ -143,7 +165,7 @@ class SproutModel(nn.Module):
         self.query_adapter = nn.Linear(cfg.base_dim, cfg.base_dim)
         nn.init.zeros_(self.query_adapter.weight)
         nn.init.zeros_(self.query_adapter.bias)
-        self.node_scorer = NodeScorer(N_FEATURES, cfg.scorer_hidden, cfg.scorer_features)
+        self.node_scorer = NodeScorer(cfg.feature_space, cfg.scorer_hidden, cfg.scorer_features)
         self._scorer_fn = None
 
     # ---- differentiable pieces (training) --------------------------------------------------
@@ -166,11 +188,32 @@ class SproutModel(nn.Module):
         return self.node_scorer.numpy_fn()
 
     def search(self, trees: Sequence[Tree], query_vector: np.ndarray, k: int | None = None,
-               params: SearchParams | None = None, node_units=None, scorer=None, **overrides) -> list[Candidate]:
-        """:func:`vectree.retrieval.sprout.search.search_forest` with this model's threshold and reranker."""
+               params: SearchParams | None = None, node_units=None, scorer=None, query_text: str | None = None,
+               **overrides) -> list[Candidate]:
+        """:func:`vectree.retrieval.sprout.search.search_forest` with this model's threshold and reranker.
+
+        A model whose scorer reads lexical features needs ``query_text`` and trees that carry their
+        chunks' words (``Tree.terms``: :meth:`document_tree` with ``texts``, or :meth:`attach_terms`)."""
         params = params or self.search_params(**overrides)
         fn = scorer or (self.scorer_fn() if params.rerank == "learned" else None)
-        return search_forest(trees, query_vector, params, k, node_units=node_units, node_scorer=fn)
+        if params.rerank == "learned" and scorer is None and self.node_scorer.reads_lexical:
+            if query_text is None:
+                raise ValueError(f"SproutRAG model {self.config.model_id or '(unnamed)'} scores nodes by the query's "
+                                 "words too: pass query_text=")
+            if any(t.terms is None for t in trees):
+                raise ValueError("a tree has no chunk words (Tree.terms) for this model's lexical features: "
+                                 "build it with texts= or call SproutModel.attach_terms")
+        return search_forest(trees, query_vector, params, k, node_units=node_units, node_scorer=fn,
+                             query_text=query_text)
+
+    @staticmethod
+    def attach_terms(tree: Tree, texts: Sequence[str]) -> Tree:
+        """``tree`` with its chunks' BM25 words (``texts``: the chunks in leaf order), for the
+        lexical features; returns the same tree."""
+        if len(texts) != tree.n_leaves:
+            raise ValueError(f"{tree.n_leaves} leaves but {len(texts)} chunk texts")
+        tree.terms = LeafTerms.from_texts(list(texts))
+        return tree
 
     @torch.no_grad()
     def encode_query(self, xq: np.ndarray) -> np.ndarray:
@@ -218,6 +261,8 @@ class SproutModel(nn.Module):
                                  f"{self.config.text_node_chunks} chunks by their text: pass texts= and encode=")
             tree = with_text_vectors(tree, x, texts, encode, self.config.text_node_chunks)
         tree.groups = np.asarray(para, dtype=np.int64)  # what SearchParams.single_paragraph reads
+        if texts is not None:
+            self.attach_terms(tree, texts)
         return DocumentTree(tree, att)
 
     def search_query(self, xq: np.ndarray) -> np.ndarray:
@@ -453,6 +498,9 @@ def model_card(model: SproutModel) -> str:
               f"best reranker epoch {tr.get('best_rerank_epoch')}",
               f"- learned threshold tau: {tr.get('tau_after')}",
               *_single_paragraph_line(cfg),
+              ("- node scorer: reads the query's words in each node too (BM25 of its chunks and the share of "
+               "the query's words it holds: `retrieval.sprout.lexical`)" if model.node_scorer.reads_lexical else
+               "- node scorer: cosine features only (no lexical features)"),
               (f"- node vectors: nodes of up to {cfg.text_node_chunks} chunks are represented by the "
                f"{cfg.base_encoder} vector of their own text (searched with the plain query), larger ones "
                "by their progressive embedding" if cfg.text_node_chunks else

@@ -219,6 +219,7 @@ def read_paper_tree(store, doc_id: str) -> PaperTree:
     tree.vectors = vectors  # the stored progressive vectors (identical up to float rounding)
     if "paragraph" in data:  # tables written before the column: paragraphs unknown, no restriction
         tree.groups = np.array(data["paragraph"][:n], dtype=np.int64)
+    SproutModel.attach_terms(tree, data["text"][:n])  # leaves' texts: the lexical features' words
     paper = PaperTree(doc_id, data["model_id"][0], tree, data["text"][:n],
                       [tuple(p) for p in data["pages"][:n]],
                       list(zip(data["char_start"][:n], data["char_end"][:n])))
@@ -287,7 +288,7 @@ def retrieve_papers(store, query: str, k: int = 5, doc_ids: Sequence[str] | None
         model = model_for(store, model_id)
         q = model.search_query(xq[None])[0]
         group = [papers[i] for i in idx]
-        hits += _hits(group, model.search([p.tree for p in group], q, k, **overrides),
+        hits += _hits(group, model.search([p.tree for p in group], q, k, query_text=query, **overrides),
                       float(model.config.within_paper_weight), model.config.within_paper_per_node)
     hits.sort(key=lambda h: -h["rank_score"])
     return hits[:k]

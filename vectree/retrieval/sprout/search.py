@@ -43,7 +43,8 @@ from typing import Callable, Sequence
 import numpy as np
 from scipy.special import expit  # the logistic function without exp's overflow warnings
 
-from .tree import Tree
+from .lexical import LEXICAL_FEATURES, LeafLexical, QueryLexicon, node_lexical
+from .tree import Tree, range_reduce as _range_reduce
 
 RERANKERS = ("learned", "cosine", "expected_ie", "leaf_expected_ie")
 
@@ -130,42 +131,30 @@ def expected_relevant(tree: Tree, leaf_prob: np.ndarray) -> np.ndarray:
     return prefix[tree.hi] - prefix[tree.lo]
 
 
-FEATURE_NAMES = (
+# the features of models trained before lexical features (sprout-default-v1..v3): their scorers'
+# input columns, in this order
+LEGACY_FEATURE_NAMES = (
     "node_cos", "leaf_mean", "leaf_max", "leaf_min", "log_sentences", "doc_fraction",
     "leaf_max_vs_best", "leaf_mean_vs_best", "node_cos_vs_best", "leaf_mean_z", "leaf_max_z",
     "parent_gain", "sibling_gain", "cohesion",
 )
+FEATURE_NAMES = LEGACY_FEATURE_NAMES + LEXICAL_FEATURES
 N_FEATURES = len(FEATURE_NAMES)
 
 
-def _range_reduce(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, fn) -> np.ndarray:
-    """``fn``-reduction (np.maximum / np.minimum) of ``values[lo:hi]`` for every interval, with a
-    sparse table: O(n log n) to build, O(1) per interval, all vectorised."""
-    n = len(values)
-    levels = [values]
-    k = 1
-    while (1 << k) <= n:
-        prev, half = levels[-1], 1 << (k - 1)
-        levels.append(fn(prev[:-half], prev[half:]))
-        k += 1
-    table = np.empty((len(levels), n), dtype=values.dtype)
-    for j, row in enumerate(levels):
-        table[j, : len(row)] = row
-        table[j, len(row):] = row[-1]
-    length = hi - lo
-    j = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
-    return fn(table[j, lo], table[j, hi - (1 << j)])
-
-
 def node_features(tree: Tree, leaf_scores: np.ndarray, node_scores: np.ndarray, best_leaf: float | None = None,
-                  best_node: float | None = None) -> np.ndarray:
+                  best_node: float | None = None, lexical: LeafLexical | None = None,
+                  best_bm25: float | None = None) -> np.ndarray:
     """Features of every node for the learned reranker, ``(n_nodes, N_FEATURES)`` float32.
 
     From the query's cosines to the node (progressive embedding) and to its leaves: the leaves'
     mean (by sentences), max and min; the node's size; scores relative to the best leaf / node of
     the whole search (``best_leaf``/``best_node``, default this tree's) and to this document's
     score distribution; how much the parent and the sibling add; and the node's cohesion (the rank
-    of the mutual attention that formed it among the document's merges, 1 for leaves).
+    of the mutual attention that formed it among the document's merges, 1 for leaves); then the
+    lexical features of :func:`vectree.retrieval.sprout.lexical.node_lexical` (``lexical``: the
+    query's word matches in this tree's chunks; ``best_bm25``: the best chunk BM25 of the search,
+    default this tree's; zeros without ``lexical``).
     """
     n = tree.n_leaves
     order = tree.leaf_order
@@ -196,7 +185,9 @@ def node_features(tree: Tree, leaf_scores: np.ndarray, node_scores: np.ndarray, 
         mx - best_leaf, mean - best_leaf, node_scores - best_node, (mean - doc_mean) / doc_std,
         (mx - doc_mean) / doc_std, mean[parent] - mean, mean[sibling] - mean, cohesion,
     ], axis=1)
-    return f.astype(np.float32)
+    if best_bm25 is None:
+        best_bm25 = float(lexical.bm25.max()) if lexical is not None and len(lexical.bm25) else 0.0
+    return np.concatenate([f, node_lexical(tree, lexical, best_bm25)], axis=1).astype(np.float32)
 
 
 
@@ -255,7 +246,8 @@ def _disjoint_from(doc, lo, hi, taken: list[tuple[int, int, int]]) -> np.ndarray
 
 def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams, k: int | None = None,
                   node_units: Sequence[np.ndarray] | None = None,
-                  node_scorer: Callable[[np.ndarray], np.ndarray] | None = None) -> list[Candidate]:
+                  node_scorer: Callable[[np.ndarray], np.ndarray] | None = None,
+                  query_text: str | None = None) -> list[Candidate]:
     """Search several documents' trees for one query vector and merge (see the module docstring).
 
     Returns ``k`` distinct nodes, none nested in another, ranked, whenever the searched documents
@@ -268,6 +260,8 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
     ``node_units`` (optional, per tree): the normalised node vectors, precomputed by the caller
     to save the normalisation on every query.  ``node_scorer`` (needed by ``rerank="learned"``):
     maps :func:`node_features` rows to logits of the node's precision (the model's reranker).
+    ``query_text``: the query's words for the lexical features, read from every tree's ``terms``
+    (:class:`vectree.retrieval.sprout.lexical.LeafTerms`); without it they are zeros.
     """
     if params.rerank == "learned" and node_scorer is None:
         raise ValueError('rerank="learned" needs the model\'s node_scorer')
@@ -284,6 +278,12 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
     best_leaf = max(float(scores[d][: trees[d].n_leaves].max()) for d in order)
     best_node = max(float(scores[d].max()) for d in order)
     features: dict[int, np.ndarray] = {}
+    lexicon: QueryLexicon | None = None
+    best_bm25 = None
+    if params.rerank == "learned" and query_text is not None and all(t.terms is not None for t in trees):
+        # IDF over every tree searched; the best chunk of the routed documents sets the scale
+        lexicon = QueryLexicon([t.terms for t in trees], query_text)
+        best_bm25 = max((float(lexicon[int(d)].bm25.max()) for d in order if trees[d].n_leaves), default=0.0)
 
     def candidates(d: int, nodes: np.ndarray):
         """The candidate arrays of ``nodes`` of document ``d``: what the reranker makes of them."""
@@ -293,7 +293,8 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
             nodes = nodes[single[nodes]]
         if params.rerank == "learned":
             if d not in features:
-                features[d] = node_features(t, s[: t.n_leaves], s, best_leaf, best_node)
+                features[d] = node_features(t, s[: t.n_leaves], s, best_leaf, best_node,
+                                            lexicon[d] if lexicon is not None else None, best_bm25)
             # the reranker's logit is the candidate score: tau gates it, sigmoid(logit) estimates precision
             logit = node_scorer(features[d][nodes])
             expected = t.weight[nodes] * expit(logit)

@@ -56,7 +56,8 @@ import torch.nn.functional as F
 from .data import TrainingSet
 from .encoder import EncoderConfig, aggregate_attention
 from .model import SproutConfig, SproutModel
-from .search import SearchParams, node_features, unit_rows
+from .lexical import LEXICAL_FEATURES, QueryLexicon
+from .search import FEATURE_NAMES, SearchParams, node_features, unit_rows
 from .tree import Tree, mutual_attention, progressive_weights, single_linkage, tree_from_merges
 
 
@@ -91,6 +92,9 @@ class TrainConfig:
     # dev IE .2300 trained for it against .2287 for every node (HotpotQA IE@1 .422 vs .353,
     # QASPER .237 vs .275)
     single_paragraph: bool = True
+    # the scorer also reads the query's words in each node (retrieval.sprout.lexical): the BM25
+    # features; False trains the cosine-only scorer of the models before (v1..v3)
+    lexical: bool = True
 
     @classmethod
     def quick(cls, **kw) -> "TrainConfig":
@@ -268,8 +272,13 @@ def _doc_rerank_items(model: SproutModel, ts: TrainingSet, cfg: TrainConfig) -> 
                 scores = [prepared[j][2] @ qv for j in forest]
                 best_leaf = max(float(sc[: prepared[j][1].n_leaves].max()) for sc, j in zip(scores, forest))
                 best_node = max(float(sc.max()) for sc in scores)
+                lexicon = QueryLexicon([prepared[j][1].terms for j in forest], doc.queries[qi].text) \
+                    if all(prepared[j][1].terms is not None for j in forest) else None
+                best_bm25 = max(float(lexicon[m].bm25.max()) for m in range(len(forest))) if lexicon else None
                 feats.append(np.concatenate([node_features(prepared[j][1], sc[: prepared[j][1].n_leaves], sc,
-                                                           best_leaf, best_node) for sc, j in zip(scores, forest)]))
+                                                           best_leaf, best_node,
+                                                           lexicon[m] if lexicon else None, best_bm25)
+                                             for m, (sc, j) in enumerate(zip(scores, forest))]))
             pad = sum(prepared[j][1].n_nodes for j in forest[1:])
             keep = np.concatenate([keep_of[j] if keep_of[j] is not None else np.ones(prepared[j][1].n_nodes, bool)
                                    for j in forest])
@@ -350,10 +359,12 @@ def dev_metrics(model: SproutModel, ts: TrainingSet | None = None, ks: Sequence[
         forest_units = [cache.rows[j][2] for j in idx]
         for qi, query in enumerate(doc.queries):
             gold = set(query.positives)
-            hits = model.search([tree], qv[qi], max(ks), params=params, node_units=[units], scorer=scorer)
+            hits = model.search([tree], qv[qi], max(ks), params=params, node_units=[units], scorer=scorer,
+                                query_text=query.text)
             per_source.setdefault(doc.source, []).append(score(hits, [tree], 0, gold, w))
             if multi:
-                hits = model.search(forest, qv[qi], max(ks), params=params, node_units=forest_units, scorer=scorer)
+                hits = model.search(forest, qv[qi], max(ks), params=params, node_units=forest_units, scorer=scorer,
+                                    query_text=query.text)
                 per_source.setdefault(f"{doc.source}-multi", []).append(score(hits, forest, idx.index(i), gold, w))
     out: dict = {}
     for src, rows in sorted(per_source.items()):
@@ -469,6 +480,8 @@ def train(train_set: TrainingSet, dev_set: TrainingSet, config: TrainConfig | No
         mc = model_config or SproutConfig(base_encoder=train_set.info.get("base_encoder", "all-MiniLM-L6-v2"),
                                           base_dim=dim, encoder=EncoderConfig(input_dim=dim),
                                           text_node_chunks=cfg.text_node_chunks,
+                                          scorer_features=[f for f in FEATURE_NAMES
+                                                           if cfg.lexical or f not in LEXICAL_FEATURES],
                                           search=SearchParams(scan_chunks=cfg.text_node_chunks,
                                                               single_paragraph=cfg.single_paragraph))
         model = SproutModel(mc)
@@ -521,7 +534,7 @@ def train(train_set: TrainingSet, dev_set: TrainingSet, config: TrainConfig | No
 # ---- stage 2 ---------------------------------------------------------------------------------
 @torch.no_grad()
 def _init_scaler(model: SproutModel, items: list[_RerankItem]) -> None:
-    f = torch.cat([it.features.reshape(-1, it.features.shape[-1]) for it in items])
+    f = torch.cat([it.features.reshape(-1, it.features.shape[-1]) for it in items])[:, model.node_scorer.columns]
     model.node_scorer.feature_mean.copy_(f.mean(0))
     model.node_scorer.feature_std.copy_(f.std(0) + 1e-3)
 

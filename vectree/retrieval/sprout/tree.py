@@ -102,7 +102,8 @@ class Tree:
     in depth-first order, so the leaves under node ``v`` are ``leaf_order[lo[v]:hi[v]]``;
     ``weight[v]`` sums the leaves' weights (sentence counts when given); ``strength[v]`` is the
     mutual attention at which inner node ``v`` was formed (``inf`` for leaves), its cohesion;
-    ``groups[c]`` (optional) the paragraph of chunk ``c`` (:meth:`single_group`).
+    ``groups[c]`` (optional) the paragraph of chunk ``c`` (:meth:`single_group`); ``terms``
+    (optional) the chunks' words for the scorer's lexical features.
     """
 
     n_leaves: int
@@ -116,6 +117,8 @@ class Tree:
     weight: np.ndarray  # (n_nodes,) float
     strength: np.ndarray | None = None  # (n_nodes,) float
     groups: np.ndarray | None = None  # (n_leaves,) int: each chunk's paragraph, when known
+    # the chunks' BM25 words (retrieval.sprout.lexical.LeafTerms), for models whose scorer reads them
+    terms: object | None = field(default=None, repr=False, compare=False)
     _single: np.ndarray | None = field(default=None, repr=False, compare=False)
 
     def single_group(self) -> np.ndarray | None:
@@ -268,3 +271,22 @@ def with_text_vectors(tree: Tree, chunk_vectors: np.ndarray, chunk_texts: Sequen
     vectors[inner] = text_vectors(tree, chunk_texts, inner, encode)
     return Tree(tree.n_leaves, tree.children, tree.parent, tree.depth, vectors, tree.leaf_order, tree.lo, tree.hi,
                 tree.weight, tree.strength, tree.groups)
+
+
+def range_reduce(values: np.ndarray, lo: np.ndarray, hi: np.ndarray, fn) -> np.ndarray:
+    """``fn``-reduction (np.maximum / np.minimum) of ``values[lo:hi]`` for every interval, with a
+    sparse table: O(n log n) to build, O(1) per interval, all vectorised."""
+    n = len(values)
+    levels = [values]
+    k = 1
+    while (1 << k) <= n:
+        prev, half = levels[-1], 1 << (k - 1)
+        levels.append(fn(prev[:-half], prev[half:]))
+        k += 1
+    table = np.empty((len(levels), n), dtype=values.dtype)
+    for j, row in enumerate(levels):
+        table[j, : len(row)] = row
+        table[j, len(row):] = row[-1]
+    length = hi - lo
+    j = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
+    return fn(table[j, lo], table[j, hi - (1 << j)])
