@@ -20,8 +20,9 @@ For one query vector ``q`` and one tree:
 
    * ``"learned"`` (default): the model's node scorer maps :func:`node_features` (the node's
      cosine; its leaves' mean, max and min cosine; its size; scores relative to the best of the
-     search and to the document; what its parent and sibling add; its cohesion) to the logit of
-     the node's precision ``p``; nodes are picked greedily to maximise
+     search and to the document; what its parent and sibling add; its cohesion; for models
+     trained with them, the query's words in its chunks, :mod:`vectree.retrieval.sprout.lexical`)
+     to the logit of the node's precision ``p``; nodes are picked greedily to maximise
      ``(sum p * sentences)^2 / (sum sentences)`` -- the expected recall x precision of the whole
      answer set -- stopping when no candidate raises it.  This is how candidates from different
      levels are compared: a big node wins only when most of it is expected to be relevant, and a
