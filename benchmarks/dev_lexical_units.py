@@ -28,39 +28,13 @@ question, which share their entities.  What came of it: SproutRAG's lexical node
 from __future__ import annotations
 
 import argparse
-import math
 import sys
-from collections import Counter
 from pathlib import Path
 
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
-
-
-class LexicalScorer:
-    """BM25 (k1 1.2, b 0.75) of units against a query, IDF from the units given at construction."""
-
-    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75):
-        from vectree.retrieval.search.bm25 import _analyzer
-
-        self.analyzer = _analyzer()
-        self.tf = [Counter(self.analyzer.analyze(t)) for t in texts]
-        self.length = np.array([sum(c.values()) for c in self.tf], dtype=np.float64)
-        self.avg = float(self.length.mean()) if len(self.length) else 1.0
-        df = Counter(t for c in self.tf for t in c)
-        n = len(texts)
-        self.idf = {t: math.log(1 + (n - f + 0.5) / (f + 0.5)) for t, f in df.items()}
-        self.k1, self.b = k1, b
-
-    def scores(self, query: str, rows: np.ndarray) -> np.ndarray:
-        terms = set(self.analyzer.analyze(query))
-        out = np.zeros(len(rows))
-        for j, r in enumerate(rows):
-            c, norm = self.tf[r], self.k1 * (1 - self.b + self.b * self.length[r] / self.avg)
-            out[j] = sum(self.idf.get(t, 0.0) * c[t] * (self.k1 + 1) / (c[t] + norm) for t in terms if c[t])
-        return out
+sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 
 
 def main() -> None:
@@ -69,25 +43,18 @@ def main() -> None:
     ap.add_argument("--data", default=None)
     ap.add_argument("--split", default="dev", choices=["dev", "train"])
     args = ap.parse_args()
-    data = args.data or str(REPO.parent / "shared" / "data" / args.benchmark)
 
-    from vectree.evaluation.embedcache import cached_embedder
-    from vectree.evaluation.loaders import load_benchmark, questions_of
-    from vectree.evaluation.runner import corpus_docs
+    from _sentence_setup import load_sentence_benchmark
+
     from vectree.evaluation.sentences import Unit, score_units
     from vectree.evaluation.systems.paragraphs import paragraph_chunk_table
-    from vectree.retrieval.config import load_settings
-    from vectree.retrieval.sprout.data import dragonball_split, hotpotqa_split
+    from vectree.retrieval.sprout.lexical import LeafTerms, QueryLexicon
 
-    settings = load_settings()
-    bench = load_benchmark(args.benchmark, data)
-    split_of = dragonball_split if args.benchmark == "dragonball" else hotpotqa_split
-    questions = [q for q in questions_of(bench) if q.gold and split_of(q.query_id) == args.split]
-    docs = corpus_docs(bench)
-    emb = cached_embedder(settings.embed_model, directory=settings.eval_cache)
+    bench, questions, docs, emb, _ = load_sentence_benchmark(args.benchmark, args.data, args.split)
     table = paragraph_chunk_table(docs)
     vecs = emb.encode_documents(table.texts)
-    lex = LexicalScorer(list(table.texts))
+    # BM25 as paragraphs-bm25 and SproutRAG's lexical features compute it: IDF over every paragraph
+    terms = LeafTerms.from_texts(list(table.texts))
     sentences = bench.sentences()
     rows_of: dict[str, list[int]] = {}
     for i, d in enumerate(table.doc_ids):
@@ -101,7 +68,7 @@ def main() -> None:
             continue
         xq = emb.encode_query(q.text)
         cos = vecs[rows] @ xq
-        bm = lex.scores(q.text, rows)
+        bm = QueryLexicon([terms], q.text)[0].bm25[rows]
         bmn = bm / bm.max() if bm.max() > 0 else bm
         variants = {f"cosine + {w} bm25" if w else "cosine (paragraphs)": cos + w * bmn for w in weights}
         variants["bm25"] = bm

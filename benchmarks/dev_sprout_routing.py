@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 
 
 def main() -> None:
@@ -35,24 +35,15 @@ def main() -> None:
     ap.add_argument("--split", default="train", choices=["train", "dev"])
     ap.add_argument("--route", type=int, action="append", default=None)
     args = ap.parse_args()
-    data = args.data or str(REPO.parent / "shared" / "data" / args.benchmark)
     routes = args.route or [8, 16, 32, 0]
 
-    from vectree.evaluation.embedcache import cached_embedder
-    from vectree.evaluation.loaders import load_benchmark, questions_of
-    from vectree.evaluation.runner import corpus_docs
+    from _sentence_setup import load_sentence_benchmark
+
     from vectree.evaluation.sentences import Unit, score_units
     from vectree.evaluation.systems.base import RunContext
     from vectree.evaluation.systems.sprout import SproutSystem
-    from vectree.retrieval.config import load_settings
-    from vectree.retrieval.sprout.data import dragonball_split, hotpotqa_split
 
-    settings = load_settings()
-    bench = load_benchmark(args.benchmark, data)
-    split_of = dragonball_split if args.benchmark == "dragonball" else hotpotqa_split
-    questions = [q for q in questions_of(bench) if q.gold and split_of(q.query_id) == args.split]
-    docs = corpus_docs(bench)
-    emb = cached_embedder(settings.embed_model, directory=settings.eval_cache)
+    bench, questions, docs, emb, data = load_sentence_benchmark(args.benchmark, args.data, args.split)
     ctx = RunContext(seed=0, work_dir=Path("/tmp"), data_dir=data, _embedder=emb, docs=docs)
     sysm = SproutSystem("sprout")
     reason = sysm.unavailable()

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 
 
 def main() -> None:
@@ -35,26 +35,15 @@ def main() -> None:
     ap.add_argument("--split", default="all", choices=["all", "dev"])
     ap.add_argument("--max-chunks", type=int, default=12)
     args = ap.parse_args()
-    data = args.data or str(REPO.parent / "shared" / "data" / args.benchmark)
+    from _sentence_setup import load_sentence_benchmark
 
-    from vectree.evaluation.embedcache import cached_embedder
-    from vectree.evaluation.loaders import load_benchmark, questions_of
-    from vectree.evaluation.runner import corpus_docs
     from vectree.evaluation.sentences import Unit, score_units
     from vectree.evaluation.systems.base import RunContext
     from vectree.evaluation.systems.sprout import SproutSystem
-    from vectree.retrieval.config import load_settings
     from vectree.retrieval.sprout.tree import text_vectors
 
-    settings = load_settings()
-    bench = load_benchmark(args.benchmark, data)
-    questions = [q for q in questions_of(bench) if q.gold]
-    if args.split == "dev":
-        from vectree.retrieval.sprout.data import dragonball_split
-
-        questions = [q for q in questions if dragonball_split(q.query_id) == "dev"]
-    docs = corpus_docs(bench)
-    emb = cached_embedder(settings.embed_model, directory=settings.eval_cache)
+    bench, questions, docs, emb, data = load_sentence_benchmark(args.benchmark, args.data,
+                                                                "dev" if args.split == "dev" else "all")
     ctx = RunContext(seed=0, work_dir=Path("/tmp"), data_dir=data, _embedder=emb, docs=docs)
     sysm = SproutSystem("sprout")
     reason = sysm.unavailable()

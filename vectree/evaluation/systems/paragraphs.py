@@ -9,6 +9,10 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
+import numpy as np
+
+from vectree.retrieval.sprout.lexical import LeafTerms, QueryLexicon
+
 from .base import ChunkTable, Doc
 from .dense import DenseSystem
 
@@ -64,16 +68,10 @@ class ParagraphBM25System(ParagraphSystem):
                 "bm25_share": BM25_SHARE}
 
     def index(self, docs: Sequence[Doc]) -> None:
-        from vectree.retrieval.sprout.lexical import LeafTerms
-
         super().index(docs)
         self.terms = LeafTerms.from_texts(list(self.table.texts))
 
     def scores(self, query: str, scope):
-        import numpy as np
-
-        from vectree.retrieval.sprout.lexical import QueryLexicon
-
         sims, rows = super().scores(query, scope)
         bm25 = QueryLexicon([self.terms], query)[0].bm25
         bm25 = bm25 if rows is None else bm25[rows]

@@ -15,7 +15,7 @@ All three are ratios, so they mean the same whether the IDF comes from one paper
 Words are those of Layer 0's BM25 (:mod:`vectree.retrieval.words`: lower case, ASCII folding,
 English stop words, Porter stemming).  A tree's chunk statistics (:class:`LeafTerms`)
 are computed once per tree; per query, :class:`QueryLexicon` turns the searched trees' statistics
-into per-chunk BM25 scores (:class:`QueryLexicon`), with document frequencies summed over those trees (chunks are BM25's
+into per-chunk BM25 scores, with document frequencies summed over those trees (chunks are BM25's
 documents, ``k1`` 1.2, ``b`` 0.75).
 """
 
@@ -29,7 +29,7 @@ import numpy as np
 
 from vectree.retrieval.words import analyze
 
-from .tree import range_reduce
+from .tree import range_reduce, range_sum
 
 K1, B = 1.2, 0.75
 LEXICAL_FEATURES = ("lex_cover", "lex_max_vs_best", "lex_mean_vs_best")
@@ -112,17 +112,13 @@ def node_lexical(tree, lex: LeafLexical | None, best_bm25: float) -> np.ndarray:
     out = np.zeros((tree.n_nodes, len(LEXICAL_FEATURES)), dtype=np.float64)
     if lex is None or not lex.present.shape[1]:
         return out
-    order = tree.leaf_order
-    # per word, chunks holding it under each node: prefix sums over the depth-first leaf order
-    pres = np.concatenate([np.zeros((1, lex.present.shape[1])), np.cumsum(lex.present[order], axis=0)])
-    held = (pres[tree.hi] - pres[tree.lo]) > 0
+    order, lo, hi = tree.leaf_order, tree.lo, tree.hi
+    held = range_sum(lex.present[order], lo, hi) > 0  # (n_nodes, n_words): the word is under the node
     total = float(lex.idf.sum())
     out[:, 0] = (held * lex.idf[None, :]).sum(axis=1) / total if total > 0 else 0.0
     if best_bm25 > 0:
         s = lex.bm25[order]
         w = tree.weight[: tree.n_leaves][order]
-        pw = np.concatenate([[0.0], np.cumsum(w)])
-        pws = np.concatenate([[0.0], np.cumsum(w * s)])
-        out[:, 1] = range_reduce(s, tree.lo, tree.hi, np.maximum) / best_bm25
-        out[:, 2] = (pws[tree.hi] - pws[tree.lo]) / np.maximum(pw[tree.hi] - pw[tree.lo], 1e-9) / best_bm25
+        out[:, 1] = range_reduce(s, lo, hi, np.maximum) / best_bm25
+        out[:, 2] = range_sum(w * s, lo, hi) / np.maximum(range_sum(w, lo, hi), 1e-9) / best_bm25
     return out

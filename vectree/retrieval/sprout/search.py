@@ -45,7 +45,7 @@ import numpy as np
 from scipy.special import expit  # the logistic function without exp's overflow warnings
 
 from .lexical import LEXICAL_FEATURES, LeafLexical, QueryLexicon, node_lexical
-from .tree import Tree, range_reduce as _range_reduce
+from .tree import Tree, range_reduce as _range_reduce, range_sum
 
 RERANKERS = ("learned", "cosine", "expected_ie", "leaf_expected_ie")
 
@@ -127,9 +127,7 @@ def expected_relevant(tree: Tree, leaf_prob: np.ndarray) -> np.ndarray:
     """Expected relevant sentences under every node: the sum of ``leaf_prob * weight`` over its
     leaves, in O(n) with prefix sums over the depth-first leaf order."""
     w = tree.weight[: tree.n_leaves]
-    ordered = (leaf_prob * w)[tree.leaf_order]
-    prefix = np.concatenate([[0.0], np.cumsum(ordered)])
-    return prefix[tree.hi] - prefix[tree.lo]
+    return range_sum((leaf_prob * w)[tree.leaf_order], tree.lo, tree.hi)
 
 
 # the features of models trained before lexical features (sprout-default-v1..v3): their scorers'
@@ -162,10 +160,8 @@ def node_features(tree: Tree, leaf_scores: np.ndarray, node_scores: np.ndarray, 
     w = tree.weight[:n]
     ls = np.asarray(leaf_scores, dtype=np.float64)
     ordered_s, ordered_w = ls[order], w[order]
-    pw = np.concatenate([[0.0], np.cumsum(ordered_w)])
-    pws = np.concatenate([[0.0], np.cumsum(ordered_w * ordered_s)])
-    size = pw[tree.hi] - pw[tree.lo]
-    mean = (pws[tree.hi] - pws[tree.lo]) / np.maximum(size, 1e-9)
+    size = range_sum(ordered_w, tree.lo, tree.hi)
+    mean = range_sum(ordered_w * ordered_s, tree.lo, tree.hi) / np.maximum(size, 1e-9)
     mx = _range_reduce(ordered_s, tree.lo, tree.hi, np.maximum)
     mn = _range_reduce(ordered_s, tree.lo, tree.hi, np.minimum)
     best_leaf = float(ls.max()) if best_leaf is None else best_leaf

@@ -1,0 +1,28 @@
+"""Shared set-up of the sentence-benchmark scripts (DragonBall, HotpotQA): the benchmark, the
+questions with gold of one SproutRAG split, the corpus and the harness's cached embedder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def load_sentence_benchmark(name: str, data: str | None, split: str = "all"):
+    """``(bench, questions, docs, embedder, data_dir)``.  ``split``: ``all``, or a split name of
+    ``dragonball_split`` / ``hotpotqa_split`` (by query id)."""
+    from vectree.evaluation.embedcache import cached_embedder
+    from vectree.evaluation.loaders import load_benchmark, questions_of
+    from vectree.evaluation.runner import corpus_docs
+    from vectree.retrieval.config import load_settings
+    from vectree.retrieval.sprout.data import dragonball_split, hotpotqa_split
+
+    data = data or str(REPO.parent / "shared" / "data" / name)
+    settings = load_settings()
+    bench = load_benchmark(name, data)
+    questions = [q for q in questions_of(bench) if q.gold]
+    if split != "all":
+        split_of = dragonball_split if name == "dragonball" else hotpotqa_split
+        questions = [q for q in questions if split_of(q.query_id) == split]
+    emb = cached_embedder(settings.embed_model, directory=settings.eval_cache)
+    return bench, questions, corpus_docs(bench), emb, data
