@@ -308,6 +308,11 @@ def main() -> None:
                 tm = token_maps([c.text for c in doc.chunks], cache)
                 att_t = np.einsum("k,kij->ij", token_alpha, tm)
                 trees["token-tree"][d] = build_tree(mutual_attention(att_t), h, np.asarray(doc.weights, float))
+        # the chunks' words for a scorer that reads lexical features (sprout-default-v4 on): every
+        # tree of every system carries them, and every search passes the query's text
+        for ts_ in trees.values():
+            for d, t in ts_.items():
+                model.attach_terms(t, [c.text for c in docs[d].chunks])
         units_cache = {s: {d: node_units_of(t) for d, t in ts_.items()} for s, ts_ in trees.items()}
 
         def sprout_units(system: str, qi: int, q, **over) -> list[Unit]:
@@ -315,7 +320,7 @@ def main() -> None:
             ts_ = [trees[system][d] for d in scope]
             p = model.search_params(**over) if over else params
             hits = model.search(ts_, qv[qi], max(KS), params=p, node_units=[units_cache[system][d] for d in scope],
-                                scorer=scorer)
+                                scorer=scorer, query_text=q.text)
             return [Unit.of(scope[h.doc], [(docs[scope[h.doc]].chunks[c].start, docs[scope[h.doc]].chunks[c].end)
                                            for c in ts_[h.doc].leaves(h.node)]) for h in hits]
 
@@ -358,7 +363,7 @@ def main() -> None:
             v = model.encode_query(embedder.encode_query(q.text)[None])[0]
             scope = list(q.doc_ids)
             model.search([trees["sprout"][d] for d in scope], v, max(KS), params=params,
-                         node_units=[units_cache["sprout"][d] for d in scope], scorer=scorer)
+                         node_units=[units_cache["sprout"][d] for d in scope], scorer=scorer, query_text=q.text)
             lat["sprout"].append(time.perf_counter() - t0)
             t0 = time.perf_counter()
             flat.search(embedder.encode_query(q.text), set(q.doc_ids), max(KS))

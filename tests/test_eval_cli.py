@@ -93,6 +93,9 @@ def test_eval_end_to_end_on_every_benchmark(bench, folders, tmp_path):
     by = {r["system"]: r for r in results}
     text = report.read_text()
     assert f"## {bench}" in text and "| system | n |" in text
+    ran = [r["system"] for r in results if r["status"] == "ok"]
+    if len(ran) > 1:  # every other system paired with the first, question by question
+        assert f"Paired against `{ran[0]}`" in text and f"| {ran[1]} |" in text.split("Paired against")[1]
     assert (report.parent / f"{bench}-latency.png").stat().st_size > 1000
     assert "eta" in res.output or "━" in res.output  # the progress bar ran
     if bench == "qasper_pdf":

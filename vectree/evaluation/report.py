@@ -13,6 +13,10 @@ PNG plots per benchmark made with matplotlib:
   log scale);
 * ``<benchmark>-tokens.png``: mean tokens returned per question, stacked by layer.
 
+Under each table, every system is paired with the first one question by question
+(:mod:`.paired`): the difference and the ratio of the means with 95 % bootstrap intervals, so a
+reader sees which gaps the run's few questions can tell apart.
+
 :func:`console_table` is the short rich table ``vectree eval`` prints.
 """
 
@@ -25,6 +29,7 @@ from typing import Any, Sequence
 
 from rich.table import Table
 
+from .paired import paired_table
 from .runner import LOWER_IS_BETTER, METRIC_KEYS
 
 COUNT_KEYS = ("n_with_evidence", "n_without_gold")
@@ -132,6 +137,9 @@ def write_report(results: Sequence[dict], path: str | Path, *, plots_dir: str | 
         out.append(f"## {bench}\n")
         out.append(_describe_config(rows) + "\n")
         out.append(benchmark_table(rows))
+        paired = paired_table(rows, task)
+        if paired:
+            out.append(paired)
         not_run = [r for r in rows if r["status"] != "ok"]
         for r in not_run:
             reason = next((n for n in reversed(r["notes"]) if n.startswith(("not run", "failed"))), None) or \
