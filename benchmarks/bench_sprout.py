@@ -54,7 +54,7 @@ from vectree.evaluation.sentences import SentenceScorer, Unit, aggregate  # noqa
 from vectree.retrieval.sprout.chunks import chunk_text  # noqa: E402
 from vectree.retrieval.sprout.data import hotpotqa_split  # noqa: E402
 from vectree.retrieval.sprout.encoder import embed_texts, token_chunk_attention  # noqa: E402
-from vectree.retrieval.sprout.tree import Tree, build_tree, mutual_attention  # noqa: E402
+from vectree.retrieval.sprout.tree import Tree, build_tree, mutual_attention, with_text_vectors  # noqa: E402
 
 KS = (1, 3, 5)
 LISTED = ["flat", "fixed-128", "fixed-256", "emb-tree", "uniform-alpha", "leaf-only", "token-tree"]
@@ -287,7 +287,7 @@ def main() -> None:
         prow = [(d, [s]) for d in used for s in docs[d].paragraph_spans]
         paras = FlatIndex(prow, embed_texts([docs[d].text[a:b] for d, ((a, b),) in prow], cache_dir=emb_cache))
         xq = embed_texts([q.text for q in queries], cache_dir=emb_cache, queries=True)
-        qv = model.encode_query(xq)
+        qv = model.search_query(xq)  # what the product's search compares node vectors with
 
         log(f"{name}: trees")
         trees: dict[str, dict[str, Tree]] = {s: {} for s in ("sprout", "uniform-alpha", "emb-tree", "token-tree")}
@@ -297,22 +297,28 @@ def main() -> None:
             x = x_all[a:b]
             doc = docs[d]
             t0 = time.perf_counter()
-            h, att = model.contextualise(x, doc.para)
-            trees["sprout"][d] = build_tree(mutual_attention(att), h, np.asarray(doc.weights, float))
+            texts = [c.text for c in doc.chunks]
+            encode = lambda t: embed_texts(t, cache_dir=emb_cache)  # noqa: E731
+            weights = np.asarray(doc.weights, float)
+            # as the product builds them (SproutModel.document_tree): contextual vectors, the
+            # model's text nodes, paragraph groups and the chunks' words for the lexical features
+            built = model.document_tree(x, doc.para, weights, texts=texts, encode=encode)
+            trees["sprout"][d] = built.tree
             build_seconds.append((len(x), time.perf_counter() - t0))
-            _, att_u = model.contextualise(x, doc.para, uniform_alpha=True)
-            trees["uniform-alpha"][d] = build_tree(mutual_attention(att_u), h, np.asarray(doc.weights, float))
-            cos = x @ x.T
-            trees["emb-tree"][d] = build_tree(mutual_attention(cos), h, np.asarray(doc.weights, float))
+            trees["uniform-alpha"][d] = model.document_tree(x, doc.para, weights, uniform_alpha=True,
+                                                            texts=texts, encode=encode).tree
+            h, _ = model.contextualise(x, doc.para)
+
+            def same_rest(tree):  # an ablation changes the merge order only
+                tree = with_text_vectors(tree, x, texts, encode, model.config.text_node_chunks)
+                tree.groups = np.asarray(doc.para, dtype=np.int64)
+                return model.attach_terms(tree, texts)
+
+            trees["emb-tree"][d] = same_rest(build_tree(mutual_attention(x @ x.T), h, weights))
             if token_alpha is not None:
-                tm = token_maps([c.text for c in doc.chunks], cache)
+                tm = token_maps(texts, cache)
                 att_t = np.einsum("k,kij->ij", token_alpha, tm)
-                trees["token-tree"][d] = build_tree(mutual_attention(att_t), h, np.asarray(doc.weights, float))
-        # the chunks' words for a scorer that reads lexical features (sprout-default-v4 on): every
-        # tree of every system carries them, and every search passes the query's text
-        for ts_ in trees.values():
-            for d, t in ts_.items():
-                model.attach_terms(t, [c.text for c in docs[d].chunks])
+                trees["token-tree"][d] = same_rest(build_tree(mutual_attention(att_t), h, weights))
         units_cache = {s: {d: node_units_of(t) for d, t in ts_.items()} for s, ts_ in trees.items()}
 
         def sprout_units(system: str, qi: int, q, **over) -> list[Unit]:
@@ -360,7 +366,7 @@ def main() -> None:
         lat = {"sprout": [], "flat": []}
         for qi, q in enumerate(queries[:60]):
             t0 = time.perf_counter()
-            v = model.encode_query(embedder.encode_query(q.text)[None])[0]
+            v = model.search_query(embedder.encode_query(q.text)[None])[0]
             scope = list(q.doc_ids)
             model.search([trees["sprout"][d] for d in scope], v, max(KS), params=params,
                          node_units=[units_cache["sprout"][d] for d in scope], scorer=scorer, query_text=q.text)
