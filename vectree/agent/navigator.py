@@ -43,7 +43,7 @@ import numpy as np
 
 from vectree.retrieval.passages import READ_CANDIDATES
 
-from .tools import MAX_PAGES_PER_CALL, MIN_QUOTE_WORDS, Toolbox, Trace
+from .tools import MAX_PAGES_PER_CALL, MIN_QUOTE_WORDS, Toolbox, ToolError, Trace
 
 YES_NO_START = re.compile(
     r"^\s*(is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|shall|may|might|must)\b", re.I)
@@ -341,6 +341,26 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
             return nav._no_answer(question, trace, started, "no paper in the corpus matches the question")
         titles = {r["doc_id"]: r["title"] for r in results}
         best_paper = max((r.get("relevance", 1.0) for r in results), default=0.0)
+        floor = cal.get("coverage")
+        if nav.calibrated and floor:
+            # a question about a paper the corpus lacks names things none of its best papers holds,
+            # while near-topic sentences still score as fairly relevant (retrieval.rerank.coverage)
+            from vectree.retrieval.rerank.coverage import best_coverage, question_terms
+
+            held = []
+            for r in results[:int(floor.get("candidates", 5))]:
+                try:
+                    held.append(tb.paper_terms(r["doc_id"]))
+                except ToolError:  # a paper without passages yet: it cannot say, the others decide
+                    pass
+            covered = best_coverage(question_terms(question), held) if held else 1.0
+            if covered < float(floor["min_coverage"]):
+                # papers, not passages: what they are about is their title
+                possibly = [{"doc_id": r["doc_id"], "title": r["title"], "text": r["title"] or "",
+                             "relevance": round(float(r.get("relevance", 0.0)), 3)} for r in results[:3]]
+                return abstain(min(best_paper, covered), possibly,
+                               f"its best papers hold {covered:.0%} of what it names, weighted by rarity, "
+                               f"below the calibrated {float(floor['min_coverage']):.0%}")
         if nav.calibrated and all("relevance" in r for r in results):
             chosen = select([r["relevance"] for r in results], paper_sel["threshold"], paper_sel["margin"])
             papers = [results[i]["doc_id"] for i in chosen][:min(nav.papers, MAX_PAPERS)]

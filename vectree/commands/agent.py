@@ -21,7 +21,8 @@ def print_answer(answer, *, trace: bool = True) -> None:
         # no citation is marked as supporting: the candidates are only where one might look
         console.print(f"[bold yellow]A:[/] {answer.answer}")
         for p in answer.possibly_relevant:
-            text = p["text"] if len(p["text"]) <= 200 else p["text"][:197] + "..."
+            text = p.get("text") or p.get("title") or ""
+            text = text if len(text) <= 200 else text[:197] + "..."
             where = f" p.{p['page']}" if p.get("page") else ""
             console.print(f"   [yellow]?[/] possibly relevant: [cyan]{p['doc_id']}[/]{where} "
                           f"(relevance {p['relevance']:.2f}): “{text}”")

@@ -41,6 +41,12 @@ def _figures_table(training: dict, calibration: dict | None = None) -> Table:
                       f"at most {ps['max_cited']})",
                       f"{before['precision']} / {before['recall']} (sentence-level)" if before else "–",
                       f"{ps['precision']} / {ps['recall']}")
+    cov = (calibration or {}).get("coverage") or f.get("coverage")
+    if cov:
+        table.add_row(f"off-corpus floor {cov['min_coverage']}: in-corpus answered / off-corpus abstained "
+                      "(QASPER; PubMedQA)", "–",
+                      f"{cov['qasper_answered_in']} / {cov['qasper_abstained_off']}; "
+                      f"{cov['pubmedqa_answered_in']} / {cov['pubmedqa_abstained_off']}")
     return table
 
 
@@ -123,6 +129,8 @@ def register(group: click.Group) -> None:
                     bar.console.print(f"calibrating on {event['n']} dev pairs ...")
                 elif kind == "calibrate_pages":
                     bar.console.print("calibrating the cited evidence on the pages of dev papers ...")
+                elif kind == "calibrate_coverage":
+                    bar.console.print("calibrating the off-corpus floor on dev questions with and without their document ...")
                 elif kind == "data":
                     bar.console.print(f"building the training set from {event['data_dir']} ...")
 

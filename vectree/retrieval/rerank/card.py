@@ -116,6 +116,7 @@ def write_model_card(folder: Path, config) -> Path:
         f"- answer confidence: ECE {f.get('answer_ece')} (cross-fitted, {f.get('answer_episodes')} episodes), "
         f"abstain below {f.get('abstain_below')}", "",
     ]
+    lines += coverage_lines((config.calibration or {}).get("coverage"))
     lines += page_selection_lines((config.calibration or {}).get("page_selection"))
     lines += [
         "Training log (dev sample):", "",
@@ -130,3 +131,20 @@ def write_model_card(folder: Path, config) -> Path:
     path = folder / "MODEL_CARD.md"
     path.write_text("\n".join(lines) + "\n")
     return path
+
+
+def coverage_lines(block: dict | None) -> list[str]:
+    """The off-corpus floor (:mod:`vectree.retrieval.rerank.coverage`) as card lines ([] without one)."""
+    if not block:
+        return []
+    n = block.get("questions", {})
+    return [
+        f"Off-corpus floor (`calibration.coverage`, `vectree/retrieval/rerank/coverage.py`): a question asked of the whole "
+        f"corpus is answered only when one of its {block.get('candidates')} best Layer-0 papers holds at least "
+        f"{block.get('min_coverage')} of its words, IDF-weighted over those papers. Chosen as the highest floor that "
+        f"answers {int(100 * block.get('keep', 0))} % of the dev questions whose document is in the corpus, per source "
+        f"(QASPER dev articles {n.get('qasper')}, PubMedQA dev abstracts {n.get('pubmedqa')}):", "",
+        "| source | in-corpus questions answered | off-corpus questions abstained on |", "|---|---:|---:|",
+        f"| QASPER (near-topic corpus) | {block.get('qasper_answered_in')} | {block.get('qasper_abstained_off')} |",
+        f"| PubMedQA | {block.get('pubmedqa_answered_in')} | {block.get('pubmedqa_abstained_off')} |", "",
+    ]

@@ -310,6 +310,15 @@ def calibrate_and_save(reader: Reader, data: ReaderData, out_dir: Path, *, embed
         figures["page_selection_curve"] = curve
         figures["summary"]["page_selection"] = {k: chosen[k] for k in ("threshold", "margin", "max_cited",
                                                                         "precision", "recall", "mean_f1")}
+    if data_dir and (Path(data_dir) / "qasper" / "dev-questions").exists() and (Path(data_dir) / "pubmedqa").exists():
+        from vectree.retrieval.rerank.coverage import calibrate_coverage, training_episodes
+
+        if progress:
+            progress({"event": "calibrate_coverage"})
+        block, curve = calibrate_coverage(training_episodes(Path(data_dir)))
+        calibration["coverage"] = block
+        figures["coverage_curve"] = curve
+        figures["summary"]["coverage"] = block
     reader.save(out_dir)
     (Path(out_dir) / "dev_curves.json").write_text(json.dumps(figures, indent=1))
     write_model_card(Path(out_dir), reader.config)

@@ -1,0 +1,170 @@
+"""Does the corpus hold what a question names?  Off-corpus detection from the question's words.
+
+A question about a paper that is not in the corpus usually names things (a dataset, a hospital, a
+method) that no paper of the corpus contains, while the reader still finds near-topic sentences
+and scores them as fairly relevant: in ``benchmarks/bench_ask_latency.py``'s store of 39 PDFs,
+relevance alone answered 40 of 40 QASPER training questions about papers the store does not hold
+(best-paper and best-evidence relevance .34 to .79, the calibrated floor .35).
+
+:func:`coverage` is the IDF-weighted share of the question's words (Layer 0's analyser,
+:mod:`vectree.retrieval.words`) that a paper contains, with the IDF taken over the candidate
+papers themselves: a word every candidate holds ("model", "dataset") weighs little, a word none
+holds weighs most.  The agent abstains when even the best-covered candidate falls below a floor
+calibrated on training-side episodes (:func:`calibrate_coverage`): each dev question asked of a
+corpus that holds its document (it must be answered) and of the same corpus without it (it should
+not be).  The floor is the highest that still answers :data:`KEEP` of the questions whose
+document is there, so a real question loses an answer rarely; what it buys off-corpus is measured
+and kept with the floor.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from vectree.retrieval.words import analyze
+
+KEEP = 0.95  # the share of in-corpus dev questions the floor must still answer
+CANDIDATES = 5  # the Layer-0 papers a question's coverage is measured over
+GRID = tuple(round(0.05 * i, 2) for i in range(0, 20))
+
+
+# the question words Tantivy's English stop list keeps: asked in every question, named by none
+_ASKING = frozenset(analyze("what which who whom whose when where why how do does did can could would should"))
+
+
+def question_terms(question: str) -> list[str]:
+    """The question's distinct analysed words, in order (stop and question words gone, stemmed)."""
+    return [t for t in dict.fromkeys(analyze(question)) if t not in _ASKING]
+
+
+def text_terms(texts: Iterable[str]) -> frozenset[str]:
+    """Every analysed word of ``texts`` (a paper's passages)."""
+    out: set[str] = set()
+    for t in texts:
+        out.update(analyze(t))
+    return frozenset(out)
+
+
+def term_weights(terms: Sequence[str], candidates: Sequence[frozenset[str]]) -> list[float]:
+    """BM25's IDF of each term over ``candidates`` (never negative): ``log(1 + (n - df + .5) / (df + .5))``."""
+    n = len(candidates)
+    return [math.log(1.0 + (n - df + 0.5) / (df + 0.5))
+            for df in (sum(1 for c in candidates if t in c) for t in terms)]
+
+
+def coverage(terms: Sequence[str], paper: frozenset[str], candidates: Sequence[frozenset[str]]) -> float:
+    """The IDF-weighted share of ``terms`` found in ``paper`` (IDF over ``candidates``); 1.0 when
+    the question has no terms (nothing it names is missing)."""
+    if not terms:
+        return 1.0
+    weights = term_weights(terms, candidates)
+    total = sum(weights)
+    return sum(w for t, w in zip(terms, weights) if t in paper) / total if total else 1.0
+
+
+def best_coverage(terms: Sequence[str], candidates: Sequence[frozenset[str]]) -> float:
+    """The best :func:`coverage` among the candidates (0.0 without candidates)."""
+    return max((coverage(terms, c, candidates) for c in candidates), default=0.0)
+
+
+# ---- calibration (training-side data only) ---------------------------------------------------
+def _episodes(corpus: dict[str, frozenset[str]], questions: Sequence[tuple[str, str]], rank
+              ) -> tuple[list[float], list[float]]:
+    """``(in-corpus, off-corpus)`` best coverage of each ``(question, doc key)``: the question's
+    :data:`CANDIDATES` best documents by ``rank(question, keys) -> keys`` with and without its own."""
+    keys = list(corpus)
+    inside, outside = [], []
+    for question, own in questions:
+        terms = question_terms(question)
+        if not terms:
+            continue
+        with_own = rank(question, keys)[:CANDIDATES]
+        without = rank(question, [k for k in keys if k != own])[:CANDIDATES]
+        inside.append(best_coverage(terms, [corpus[k] for k in with_own]))
+        outside.append(best_coverage(terms, [corpus[k] for k in without]))
+    return inside, outside
+
+
+def _bm25_ranker(corpus_texts: dict[str, list[str]]):
+    """Documents ranked by BM25 of the question over each document's words (Layer 0's lexical half)."""
+    from collections import Counter
+
+    bags = {k: Counter(w for t in texts for w in analyze(t)) for k, texts in corpus_texts.items()}
+    lengths = {k: sum(b.values()) for k, b in bags.items()}
+    avg = sum(lengths.values()) / max(len(lengths), 1)
+    df: Counter = Counter()
+    for b in bags.values():
+        df.update(b.keys())
+    n = len(bags)
+
+    def rank(question: str, keys: Sequence[str]) -> list[str]:
+        terms = question_terms(question)
+
+        def score(k: str) -> float:
+            b, s = bags[k], 0.0
+            for t in terms:
+                tf = b.get(t, 0)
+                if tf:
+                    idf = math.log(1.0 + (n - df[t] + 0.5) / (df[t] + 0.5))
+                    s += idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * lengths[k] / avg))
+            return s
+
+        return sorted(keys, key=lambda k: (-score(k), k))
+
+    return rank
+
+
+def training_episodes(data_dir: Path, *, split: str = "dev") -> dict[str, tuple[list[float], list[float]]]:
+    """In- and off-corpus best coverage per source, from the reader's training data: QASPER
+    dev-dictionary articles (their evidence paragraphs; never an evaluation paper) and PubMedQA
+    abstracts; the questions of ``split`` only (the reader's split of each source)."""
+    import json
+
+    from vectree.retrieval.sprout.data import qasper_docs
+
+    from .data import eval_article_ids, pubmedqa_split
+
+    data_dir = Path(data_dir)
+    out: dict[str, tuple[list[float], list[float]]] = {}
+    excluded = eval_article_ids(data_dir)
+    docs = [d for d in qasper_docs(data_dir) if d.key not in excluded]
+    texts = {d.key: list(d.chunks) for d in docs}
+    corpus = {k: text_terms(v) for k, v in texts.items()}
+    questions = [(q.text, d.key) for d in docs if d.split == split for q in d.queries]
+    out["qasper"] = _episodes(corpus, questions, _bm25_ranker(texts))
+    pm = data_dir / "pubmedqa"
+    abstracts = {}
+    for line in (pm / "corpus.jsonl").read_text(encoding="utf-8").split("\n"):
+        if line.strip():
+            row = json.loads(line)
+            abstracts[str(row["pmid"])] = [str(c) for c in row["contexts"]]
+    corpus = {k: text_terms(v) for k, v in abstracts.items()}
+    questions = []
+    for line in (pm / "questions.jsonl").read_text(encoding="utf-8").split("\n"):
+        if line.strip():
+            row = json.loads(line)
+            if pubmedqa_split(str(row["pmid"])) == split and str(row["pmid"]) in corpus:
+                questions.append((str(row["question"]), str(row["pmid"])))
+    out["pubmedqa"] = _episodes(corpus, questions, _bm25_ranker(abstracts))
+    return out
+
+
+def calibrate_coverage(episodes: dict[str, tuple[list[float], list[float]]], *, keep: float = KEEP
+                       ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The floor: the highest of :data:`GRID` that answers at least ``keep`` of the in-corpus
+    questions of *every* source; with what it answers and abstains on, per source, and the curve."""
+    curve = []
+    for t in GRID:
+        row: dict[str, Any] = {"threshold": t}
+        for src, (inside, outside) in episodes.items():
+            row[f"{src}_answered_in"] = sum(c >= t for c in inside) / max(len(inside), 1)
+            row[f"{src}_abstained_off"] = sum(c < t for c in outside) / max(len(outside), 1)
+        curve.append(row)
+    allowed = [r for r in curve if all(r[f"{s}_answered_in"] >= keep for s in episodes)]
+    chosen = max(allowed, key=lambda r: r["threshold"]) if allowed else curve[0]
+    block = {"min_coverage": chosen["threshold"], "keep": keep, "candidates": CANDIDATES,
+             "questions": {s: len(v[0]) for s, v in episodes.items()},
+             **{k: round(v, 4) for k, v in chosen.items() if k != "threshold"}}
+    return block, curve
