@@ -299,6 +299,16 @@ def _norm(s: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", s.lower()))
 
 
+def front_matter(tb, doc_id: str) -> frozenset:
+    """The section ids of a paper's front matter: the paper itself (passages before the first
+    heading: title, authors) and a section titled "Abstract" (``passages.SectionCursor``)."""
+    out = set()
+    for n in tb.tree(doc_id):
+        if n.get("parent_id") is None or _norm(n.get("title") or "").replace(" ", "") == "abstract":
+            out.add(n["node_id"])
+    return frozenset(out)
+
+
 def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     from vectree.retrieval.rerank.calibrate import answer_confidence, answer_of, select
 
@@ -381,12 +391,14 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
             continue
         passages = tb.passages(doc_id)
         readings = tb.readings.get((doc_id, question), {})
+        front = front_matter(tb, doc_id)
         for h in within.data["results"]:
             if "passage" not in h:  # SproutRAG nodes: not sentence passages, skip for reading
                 continue
             i = h["passage"]
             candidates.append({"doc_id": doc_id, "page": passages.pages[i], "text": passages.texts[i],
-                               "relevance": float(h["relevance"]), "reading": readings.get(i)})
+                               "relevance": float(h["relevance"]), "reading": readings.get(i),
+                               "front": passages.nodes[i] in front})
     if not candidates:
         return nav._no_answer(question, trace, started, "the papers hold no passages to read")
     # candidates stay in the tools' order (hybrid and reranker orders fused, best paper first);
@@ -404,6 +416,13 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         why = (f"best evidence relevance {best:.2f}" if best < abstain_below else
                f"best paper {best_paper:.2f} and evidence {best:.2f} relevance, mean {joint:.2f}")
         return abstain(min(best, joint), possibly, f"{why}, below the calibrated {abstain_below:.2f}")
+
+    # ---- the front matter (title, authors, abstract) restates what the paper shows; the evidence
+    # for a claim is in the body, which is where a reader checks it (QASPER's annotators chose
+    # evidence from the full text, never the abstract).  So when a body passage passes the
+    # selection threshold, the front matter is neither read nor cited
+    if nav.calibrated and any(not c["front"] and c["relevance"] >= sel["threshold"] for c in candidates):
+        candidates = [c for c in candidates if not c["front"]]
 
     # ---- which evidence is cited
     if nav.calibrated:

@@ -95,14 +95,73 @@ def section_for_page(nodes: Sequence[dict[str, Any]], page: int) -> str | None:
     return best[1] if best else None
 
 
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+HEADING_LOOKAHEAD = 4  # a missed heading is caught up by one of the next few
+
+
+def _heading_key(text: str) -> str:
+    """Lower-case alphanumerics without a leading section number ("2.1 Data" -> "data")."""
+    return re.sub(r"^[0-9]+", "", _NOT_ALNUM.sub("", text.lower()))
+
+
+class SectionCursor:
+    """The section of each passage, walking a paper's passages in reading order.
+
+    A page can hold the end of one section and the start of the next (page 1: title, abstract and
+    introduction), so the section is not a property of the page: the cursor moves to the next
+    section when a passage *is* its heading (its text, numbers and punctuation aside, is the
+    section's title or starts with it and is at most three words longer, or is a run-in
+    "Abstract -- We ...")
+    on a page the section's verified range allows (one page of slack, as verification has), and
+    only forward, to one of the next :data:`HEADING_LOOKAHEAD` sections.  When the passages run
+    past the current section's last page without meeting the next heading, it falls back to the
+    page rule (:func:`section_for_page`).  Before the first heading (title, authors) a passage
+    belongs to the paper itself: the root node.
+    """
+
+    def __init__(self, nodes: Sequence[dict[str, Any]]):
+        self.root = next((n["node_id"] for n in nodes if n["parent_id"] is None), None)
+        self.nodes = nodes
+        self.order = [n for n in nodes if n["parent_id"] is not None and n.get("verified", True)]
+        self.keys = [_heading_key(n.get("title") or "") for n in self.order]
+        self.at = -1
+
+    def _heading(self, j: int, key: str, words: int) -> bool:
+        title = self.keys[j]
+        if not title or not key.startswith(title):
+            return False
+        # the title itself ("3 Results"), a heading with a few words more ("Results and
+        # Discussion" is its own title; "Results." with a footnote mark), or a run-in abstract
+        # ("Abstract -- We propose ..."); never a body sentence that opens with the title's words
+        n_title = len((self.order[j].get("title") or "").split())
+        return key == title or words <= n_title + 3 or title == "abstract"
+
+    def section(self, page: int, text: str) -> str | None:
+        key, words = _heading_key(text), len(text.split())
+        for j in range(self.at + 1, min(self.at + 1 + HEADING_LOOKAHEAD, len(self.order))):
+            n = self.order[j]
+            if n["page_start"] - 1 <= page <= n["page_end"] + 1 and self._heading(j, key, words):
+                self.at = j
+                return n["node_id"]
+        if self.at >= 0 and page > self.order[self.at]["page_end"] + 1 or self.at < 0 and page > 1:
+            # ran past the section (or never met a heading after page 1): the page rule, forward only
+            guess = section_for_page(self.nodes, page)
+            ids = [n["node_id"] for n in self.order]
+            if guess in ids and ids.index(guess) > self.at:
+                self.at = ids.index(guess)
+            elif guess is not None and guess not in ids:
+                return guess
+        return self.order[self.at]["node_id"] if self.at >= 0 else self.root
+
+
 def passage_rows(pages: Sequence[dict[str, Any]], nodes: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Passages of one paper with their sections, without vectors."""
+    """Passages of one paper with their sections (:class:`SectionCursor`), without vectors."""
     rows = []
+    cursor = SectionCursor(nodes)
     for page in pages:
-        node = section_for_page(nodes, page["page_no"])
         for block, text in split_page(page["text"]):
-            rows.append({"passage_id": len(rows), "page_no": page["page_no"], "block": block, "node_id": node,
-                         "text": text})
+            rows.append({"passage_id": len(rows), "page_no": page["page_no"], "block": block,
+                         "node_id": cursor.section(page["page_no"], text), "text": text})
     return rows
 
 
@@ -179,11 +238,11 @@ def stream_passages(store: Store, doc_id: str, nodes: Sequence[dict[str, Any]], 
                     writer.write_table(build_passages_rows(pending, embedder))
                     pending.clear()
 
+            cursor = SectionCursor(nodes)
             for page in (iter_pages(store, doc_id) if pages is None else pages):
-                node = section_for_page(nodes, page["page_no"])
                 for block, text in split_page(page["text"]):
                     pending.append({"passage_id": state["n"], "page_no": page["page_no"], "block": block,
-                                    "node_id": node, "text": text})
+                                    "node_id": cursor.section(page["page_no"], text), "text": text})
                     state["n"] += 1
                     state["pages"].add(page["page_no"])
                     if len(pending) >= batch:
