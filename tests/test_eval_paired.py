@@ -61,3 +61,20 @@ def test_table_pairs_every_system_with_the_first_that_ran():
     assert paired_table(rows[:1], "sentences") == ""  # nothing to pair
     with pytest.raises(ValueError):
         paired_rows(rows, "sentences", reference="nope")
+
+
+def test_the_console_table_shows_the_headline_difference():
+    from rich.console import Console
+
+    from vectree.evaluation.report import console_table
+
+    def items(values):
+        return [{"question_id": f"q{i}", "n_gold": 2, "ie@1": v, "ie@3": v, "ie@5": v} for i, v in enumerate(values)]
+
+    rows = [{"system": s, "status": "ok", "n": 4, "per_item": items(v), "benchmark": "b",
+             "config": {"task": "sentences"}, "metrics": {"ie@1": sum(v) / 4, "ie@3": sum(v) / 4, "ie@5": sum(v) / 4}}
+            for s, v in (("sprout", [0.5, 0.6, 0.7, 0.4]), ("flat", [0.25, 0.3, 0.35, 0.2]))]
+    console = Console(record=True, width=200)
+    console.print(console_table(rows))
+    text = console.export_text()
+    assert "vs sprout [95 %]" in text and "-0.275 [-0.325, -0.225]" in text

@@ -29,7 +29,7 @@ from typing import Any, Sequence
 
 from rich.table import Table
 
-from .paired import paired_table
+from .paired import QUALITY_KEYS, paired_rows, paired_table
 from .runner import LOWER_IS_BETTER, METRIC_KEYS
 
 COUNT_KEYS = ("n_with_evidence", "n_without_gold")
@@ -265,8 +265,14 @@ def console_table(results: Sequence[dict]):
     table.add_column("n", justify="right")
     for k in keys:
         table.add_column(SHORT.get(k, k), justify="right")
-    table.add_column("status")
+    # the first system's headline metric, paired question by question (report: every metric)
     ok = [r for r in results if r["status"] == "ok"]
+    headline = (QUALITY_KEYS.get(task) or (None,))[0]
+    paired = {f["system"]: f for f in paired_rows(results, task) if f["metric"] == headline} if headline else {}
+    if paired:
+        table.add_column(f"{SHORT.get(headline, headline)} vs {ok[0]['system']} [95 %]", justify="right")
+        table.caption = "[95 %]: bootstrap interval of the paired difference; one holding 0 is within the questions' noise"
+    table.add_column("status")
     for r in results:
         cells = []
         for k in keys:
@@ -276,6 +282,9 @@ def console_table(results: Sequence[dict]):
             text = _fmt(k, r["metrics"][k])
             best = _best(ok, k)
             cells.append(f"[bold]{text}[/]" if best is not None and _fmt(k, best) == text else text)
+        if paired:
+            f = paired.get(r["system"])
+            cells.append(f"{f['diff']:+.3f} [{f['diff_lo']:+.3f}, {f['diff_hi']:+.3f}]" if f else "-")
         status = r["status"] if r["status"] == "ok" else f"[yellow]{r['status']}[/]"
         table.add_row(r["system"], str(r["n"]), *cells, status)
     return table
