@@ -324,6 +324,12 @@ def test_cli_trains_through_dagster_and_says_how_to_make_it_live(tmp_path):
     assert f"VECTREE_RERANKER={out}" in res.output and "dev figures" in res.output
     reader = Reader.load(out)
     assert reader.config.training["steps"] == 2 and reader.config.training["quick"]
+    # the off-corpus floor is calibrated with the rest (retrieval.rerank.coverage) and printed
+    from vectree.retrieval.rerank.coverage import GRID
+
+    floor = reader.config.calibration["coverage"]
+    assert floor["min_coverage"] in GRID and set(floor["questions"]) == {"qasper", "pubmedqa"}
+    assert "off-corpus floor" in res.output and "Off-corpus floor" in (out / "MODEL_CARD.md").read_text()
     # the Dagster asset recorded the dev figures as metadata
     from vectree.pipelines.refresh import instance_for
     from vectree.retrieval.store import Store
