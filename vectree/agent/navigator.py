@@ -41,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from vectree.retrieval.passages import READ_CANDIDATES
+from vectree.retrieval.passages import READ_CANDIDATES, heading_key
 
 from .tools import MAX_PAGES_PER_CALL, MIN_QUOTE_WORDS, Toolbox, ToolError, Trace
 
@@ -304,7 +304,7 @@ def front_matter(tb, doc_id: str) -> frozenset:
     heading: title, authors) and a section titled "Abstract" (``passages.SectionCursor``)."""
     out = set()
     for n in tb.tree(doc_id):
-        if n.get("parent_id") is None or _norm(n.get("title") or "").replace(" ", "") == "abstract":
+        if n.get("parent_id") is None or heading_key(n.get("title") or "") == "abstract":
             out.add(n["node_id"])
     return frozenset(out)
 

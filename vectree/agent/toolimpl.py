@@ -167,18 +167,11 @@ class Toolbox:
     def paper_terms(self, doc_id: str) -> frozenset[str]:
         """Every analysed word of the paper's passages (:func:`vectree.retrieval.rerank.coverage.text_terms`),
         kept while the passages file is unchanged: what the off-corpus floor looks for."""
+        from vectree.retrieval.passages import passages_path
         from vectree.retrieval.rerank.coverage import text_terms
 
-        passages = self.passages(doc_id)
-        key = ("terms", doc_id)
-        with self._lock:
-            hit = self._cache.get(key)
-        if hit is not None and hit.value[0] is passages:
-            return hit.value[1]
-        terms = text_terms(passages.texts)
-        with self._lock:
-            self._cache[key] = _Cached(0.0, (passages, terms))
-        return terms
+        return self._cached(("terms", doc_id), passages_path(self.store, doc_id),
+                            lambda: text_terms(self.passages(doc_id).texts))
 
     def search_index(self):
         from vectree.retrieval.search import SearchIndex

@@ -99,7 +99,7 @@ _NOT_ALNUM = re.compile(r"[^a-z0-9]+")
 HEADING_LOOKAHEAD = 4  # a missed heading is caught up by one of the next few
 
 
-def _heading_key(text: str) -> str:
+def heading_key(text: str) -> str:
     """Lower-case alphanumerics without a leading section number ("2.1 Data" -> "data")."""
     return re.sub(r"^[0-9]+", "", _NOT_ALNUM.sub("", text.lower()))
 
@@ -123,7 +123,8 @@ class SectionCursor:
         self.root = next((n["node_id"] for n in nodes if n["parent_id"] is None), None)
         self.nodes = nodes
         self.order = [n for n in nodes if n["parent_id"] is not None and n.get("verified", True)]
-        self.keys = [_heading_key(n.get("title") or "") for n in self.order]
+        self.keys = [heading_key(n.get("title") or "") for n in self.order]
+        self.ids = [n["node_id"] for n in self.order]
         self.at = -1
 
     def _heading(self, j: int, key: str, words: int) -> bool:
@@ -137,7 +138,7 @@ class SectionCursor:
         return key == title or words <= n_title + 3 or title == "abstract"
 
     def section(self, page: int, text: str) -> str | None:
-        key, words = _heading_key(text), len(text.split())
+        key, words = heading_key(text), len(text.split())
         for j in range(self.at + 1, min(self.at + 1 + HEADING_LOOKAHEAD, len(self.order))):
             n = self.order[j]
             if n["page_start"] - 1 <= page <= n["page_end"] + 1 and self._heading(j, key, words):
@@ -146,10 +147,9 @@ class SectionCursor:
         if self.at >= 0 and page > self.order[self.at]["page_end"] + 1 or self.at < 0 and page > 1:
             # ran past the section (or never met a heading after page 1): the page rule, forward only
             guess = section_for_page(self.nodes, page)
-            ids = [n["node_id"] for n in self.order]
-            if guess in ids and ids.index(guess) > self.at:
-                self.at = ids.index(guess)
-            elif guess is not None and guess not in ids:
+            if guess in self.ids and self.ids.index(guess) > self.at:
+                self.at = self.ids.index(guess)
+            elif guess is not None and guess not in self.ids:
                 return guess
         return self.order[self.at]["node_id"] if self.at >= 0 else self.root
 

@@ -120,11 +120,9 @@ def training_episodes(data_dir: Path, *, split: str = "dev") -> dict[str, tuple[
     """In- and off-corpus best coverage per source, from the reader's training data: QASPER
     dev-dictionary articles (their evidence paragraphs; never an evaluation paper) and PubMedQA
     abstracts; the questions of ``split`` only (the reader's split of each source)."""
-    import json
-
     from vectree.retrieval.sprout.data import qasper_docs
 
-    from .data import eval_article_ids, pubmedqa_split
+    from .data import eval_article_ids, pubmedqa_split, read_pubmedqa
 
     data_dir = Path(data_dir)
     out: dict[str, tuple[list[float], list[float]]] = {}
@@ -134,19 +132,10 @@ def training_episodes(data_dir: Path, *, split: str = "dev") -> dict[str, tuple[
     corpus = {k: text_terms(v) for k, v in texts.items()}
     questions = [(q.text, d.key) for d in docs if d.split == split for q in d.queries]
     out["qasper"] = _episodes(corpus, questions, _bm25_ranker(texts))
-    pm = data_dir / "pubmedqa"
-    abstracts = {}
-    for line in (pm / "corpus.jsonl").read_text(encoding="utf-8").split("\n"):
-        if line.strip():
-            row = json.loads(line)
-            abstracts[str(row["pmid"])] = [str(c) for c in row["contexts"]]
+    abstracts, rows = read_pubmedqa(data_dir)
     corpus = {k: text_terms(v) for k, v in abstracts.items()}
-    questions = []
-    for line in (pm / "questions.jsonl").read_text(encoding="utf-8").split("\n"):
-        if line.strip():
-            row = json.loads(line)
-            if pubmedqa_split(str(row["pmid"])) == split and str(row["pmid"]) in corpus:
-                questions.append((str(row["question"]), str(row["pmid"])))
+    questions = [(str(r["question"]), str(r["pmid"])) for r in rows
+                 if pubmedqa_split(str(r["pmid"])) == split and str(r["pmid"]) in corpus]
     out["pubmedqa"] = _episodes(corpus, questions, _bm25_ranker(abstracts))
     return out
 

@@ -286,14 +286,20 @@ def hotpotqa_examples(data_dir: Path) -> list[Example]:
     return out
 
 
+def read_pubmedqa(data_dir: Path) -> tuple[dict[str, list[str]], list[dict]]:
+    """``({pmid: the abstract's labelled parts}, questions)`` of ``data_dir/pubmedqa`` (lines split on
+    newlines only: the abstracts hold other line separators)."""
+    folder = Path(data_dir) / "pubmedqa"
+
+    def rows(name: str) -> list[dict]:
+        return [json.loads(x) for x in (folder / name).read_text(encoding="utf-8").split("\n") if x.strip()]
+
+    return {str(r["pmid"]): [str(c) for c in r["contexts"]] for r in rows("corpus.jsonl")}, rows("questions.jsonl")
+
+
 def pubmedqa_examples(data_dir: Path) -> list[Example]:
-    folder = data_dir / "pubmedqa"
-    corpus = {}
-    for line in (folder / "corpus.jsonl").read_text(encoding="utf-8").split("\n"):
-        if line.strip():
-            row = json.loads(line)
-            corpus[str(row["pmid"])] = " ".join(" ".join(row["contexts"]).split())
-    questions = [json.loads(x) for x in (folder / "questions.jsonl").read_text(encoding="utf-8").split("\n") if x.strip()]
+    parts, questions = read_pubmedqa(data_dir)
+    corpus = {pmid: " ".join(" ".join(c).split()) for pmid, c in parts.items()}
     train_pmids = sorted(str(q["pmid"]) for q in questions if pubmedqa_split(str(q["pmid"])) == "train")
     out = []
     for split in ("train", "dev"):
