@@ -143,8 +143,8 @@ def write_pubmedqa(root: Path) -> Path:
 
 
 # ---- dragonball -----------------------------------------------------------------------------
-def write_dragonball(root: Path) -> Path:
-    folder = root / "dragonball"
+def write_dragonball(root: Path, name: str = "dragonball") -> Path:
+    folder = root / name
     folder.mkdir(parents=True)
     docs = [
         {"domain": "Finance", "language": "en", "doc_id": 1, "company_name": "Glacier Corp",
@@ -165,8 +165,14 @@ def write_dragonball(root: Path) -> Path:
           ["Glacier Corp reported revenue of 12 million dollars in 2019."]),
         q("db2", "What did Bakery Ltd acquire in March 2020?", [2], ["Bakery Ltd acquired a rival bakery chain"]),
         q("db3", "What is the capital of the moon?", [], [], kind="Irrelevant Unsolvable Question"),
-    ])
+    ] + ([  # asked of a report that does not hold the answer (dragonball_qa's abstention test)
+        q("db4", "What dividend did Glacier Corp pay in 2019?", [1], [], kind="Irrelevant Unsolvable Question"),
+    ] if name == "dragonball_qa" else []))
     return folder
+
+
+def write_dragonball_qa(root: Path) -> Path:
+    return write_dragonball(root, "dragonball_qa")
 
 
 # ---- hotpotqa -----------------------------------------------------------------------------
@@ -215,4 +221,4 @@ def write_scholarqa_multi(root: Path) -> Path:
 
 
 WRITERS = {"qasper_pdf": write_qasper_pdf, "qasper": write_qasper, "pubmedqa": write_pubmedqa,
-           "dragonball": write_dragonball, "hotpotqa": write_hotpotqa, "scholarqa_multi": write_scholarqa_multi}
+           "dragonball": write_dragonball, "dragonball_qa": write_dragonball_qa, "hotpotqa": write_hotpotqa, "scholarqa_multi": write_scholarqa_multi}

@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from vectree.retrieval.rerank.coverage import (KEEP, best_coverage, calibrate_coverage, coverage, question_terms,
-                                        term_weights, text_terms)
+from vectree.retrieval.rerank.coverage import (KEEP, best_coverage, calibrate_coverage, coverage, passage_coverage,
+                                               passage_windows, question_terms, term_weights, text_terms)
+from vectree.retrieval.words import analyze
 from vectree.retrieval.rerank.model import SHIPPED_DIR
 
 SHARED = Path(os.environ.get("VECTREE_TRAINING_DATA") or Path(__file__).resolve().parents[1].parent / "shared" / "data")
@@ -32,6 +33,26 @@ def test_a_word_every_candidate_holds_weighs_little_and_a_missing_one_most():
     assert coverage(terms, a, [a, b]) > coverage(terms, b, [a, b])
     assert coverage([], a, [a]) == 1.0 and best_coverage(terms, []) == 0.0
     assert best_coverage(terms, [a, b]) == coverage(terms, a, [a, b])
+
+
+def test_passage_coverage_finds_the_passage_that_holds_the_rare_words():
+    report = ["Energex Corporation reported revenue of 12 million in 2021.",
+              "In 2021 Energex Corporation acquired SolarCo.",
+              "Energex Corporation appointed a new board in 2021."]
+    words = [frozenset(analyze(t)) for t in report]
+    asked = question_terms("Which company did Energex Corporation acquire in 2021?")
+    missing = question_terms("What was the cash flow of Energex Corporation in 2021?")
+    # the company and the year are in every passage and weigh little; "acquire" is in one, "company"
+    # in none: the acquisition passage holds (3 x .134 + .981) / (2.079 + 3 x .134 + .981) of the question
+    assert passage_coverage(asked, words) == pytest.approx(1.382 / 3.461, abs=1e-3)
+    assert passage_coverage(missing, words) < 0.1 < 0.3 < passage_coverage(asked, words)
+    # "cash flow" is in no passage: what is held is only the words every passage has
+    assert passage_coverage(missing, words) == pytest.approx(
+        coverage(missing, words[0], words))
+    assert passage_coverage([], words) == 1.0 and passage_coverage(asked, []) == 0.0
+    # windows join neighbours: with radius 1 the middle window holds all three passages' words
+    assert passage_windows(words, 1)[1] == words[0] | words[1] | words[2]
+    assert passage_windows(words, 0) == words
 
 
 def test_the_floor_is_the_highest_that_keeps_enough_of_every_source():
@@ -71,6 +92,30 @@ def test_the_navigator_abstains_below_the_floor_and_names_the_candidates(demo_st
     assert "of what it names" not in nav.answer(question, paper=top[0]).answer
 
 
+@needs_shipped
+def test_the_navigator_abstains_when_no_passage_of_the_paper_holds_the_question(demo_store, monkeypatch):
+    from vectree.agent.navigator import OfflineNavigator
+    from vectree.agent.tools import Toolbox
+
+    tb = Toolbox(demo_store)
+    floor = tb.reranker().config.calibration["passage_coverage"]
+    nav = OfflineNavigator(tb)
+    question = "Which electrolyte additive gave the longest cycle life?"
+    paper = tb.search_papers(question, 1).data["results"][0]["doc_id"]
+    held = passage_coverage(question_terms(question), tb.passage_terms(paper), floor["window"])
+    assert 0.0 < held < 1.0
+    monkeypatch.setitem(floor, "min_coverage", held + 0.01)
+    above = nav.answer(question, paper=paper)
+    assert above.abstained and above.citations == [] and "of the question's words" in above.answer
+    assert above.possibly_relevant and all(p["doc_id"] == paper and p["page"] for p in above.possibly_relevant)
+    monkeypatch.setitem(floor, "min_coverage", held - 0.01)
+    below = nav.answer(question, paper=paper)
+    assert not below.abstained and below.citations
+    # the corpus-wide question is judged by the same floor over the papers it reads
+    monkeypatch.setitem(floor, "min_coverage", 1.01)
+    assert nav.answer(question).abstained
+
+
 needs_shared = pytest.mark.skipif(not (SHARED / "pubmedqa").exists() and os.environ.get("CI") != "true",
                                   reason=f"workplace training data not at {SHARED}")
 
@@ -87,3 +132,18 @@ def test_the_shipped_floor_is_reproduced_from_the_training_data():
     assert all(block[f"{s}_answered_in"] >= KEEP for s in episodes)
     # off-corpus questions of another field are mostly caught; near-topic ones far less
     assert block["pubmedqa_abstained_off"] > 0.5 > block["qasper_abstained_off"]
+
+
+@needs_shipped
+@needs_shared
+def test_the_shipped_in_paper_floor_is_reproduced_from_the_training_data():
+    from vectree.retrieval.rerank.coverage import calibrate_passage_coverage
+
+    block, _ = calibrate_passage_coverage(SHARED)
+    shipped = json.loads((SHIPPED_DIR / "config.json").read_text())["calibration"]["passage_coverage"]
+    assert block == shipped
+    sources = list(block["questions"])
+    assert sources == ["qasper", "hotpotqa", "pubmedqa"]
+    assert all(block[f"{s}_answered_in"] >= KEEP for s in sources)
+    # what it buys is measured, not assumed: each source loses some answers without their evidence
+    assert all(block[f"{s}_abstained_off"] > 0 for s in sources)

@@ -155,6 +155,23 @@ def test_dragonball_loader_gold_and_no_gold_queries(folders):
     assert set(revenue.doc_ids) == set(b.documents)  # every query searches the whole collection
 
 
+def test_dragonball_qa_renders_single_report_questions_and_places_their_sentences(folders, tmp_path):
+    b = load_benchmark("dragonball_qa", folders["dragonball_qa"], work_dir=tmp_path)
+    assert b.task == "paper_qa"
+    # db3 names no report (nothing to ask it of): left out; db4 asks Glacier's report what it lacks
+    assert [q.question_id for q in b.questions] == ["db1", "db2", "db4"]
+    revenue, acquire, dividend = b.questions
+    assert set(b.papers) == {"dragonball-1", "dragonball-2"}
+    with pymupdf.open(b.papers["dragonball-1"].pdf) as pdf:
+        page_text = " ".join(pdf[p - 1].get_text() for p in revenue.evidence_pages)
+    assert "revenue of 12 million" in " ".join(page_text.split())
+    assert revenue.references[0].type == "abstractive" and not revenue.unanswerable
+    assert dividend.unanswerable and dividend.evidence_pages == ()
+    assert dividend.references[0].answer == "Unanswerable"
+    assert "1 unsolvable" in b.notes[0]
+    assert len(load_benchmark("dragonball_qa", folders["dragonball_qa"], work_dir=tmp_path, limit=1).questions) == 1
+
+
 def test_hotpotqa_loader_both_formats(folders):
     b = load_benchmark("hotpotqa", folders["hotpotqa"])
     assert [(q.query_id, q.source) for q in b.queries] == [("h1", "ircot"), ("h2", "ircot"), ("d1", "distractor")]

@@ -134,6 +134,39 @@ def test_paper_qa_aggregate_averages_evidence_over_questions_with_evidence():
     assert m["latency_p50_ms"] == pytest.approx(10.0)
 
 
+def test_abstention_precision_and_recall_over_unanswerable_questions():
+    def item(abstained, unanswerable):
+        return {**_item(0.0, 0.0, False, 0.0), "abstained": abstained, "unanswerable": unanswerable}
+
+    m = aggregate("paper_qa", [item(True, True), item(True, False), item(False, True), item(False, True),
+                               item(False, False)])
+    assert m["abstention_precision"] == pytest.approx(0.5)  # 1 of the 2 abstentions was on an unanswerable
+    assert m["abstention_recall"] == pytest.approx(1 / 3)  # 1 of the 3 unanswerable
+    assert (m["n_abstained"], m["n_unanswerable"]) == (2, 3)
+    # never abstaining: recall 0, precision not measured (absent, not 0)
+    m = aggregate("paper_qa", [item(False, True), item(False, False)])
+    assert m["abstention_recall"] == 0.0 and "abstention_precision" not in m
+    # a benchmark without unanswerable questions and a system that never abstains: nothing to say
+    assert "abstention_recall" not in aggregate("paper_qa", [item(False, False)])
+
+
+def test_an_abstention_is_scored_as_qaspers_unanswerable():
+    from vectree.evaluation.loaders import PaperQuestion, Reference
+    from vectree.evaluation.runner import _score_paper_qa
+    from vectree.evaluation.systems.base import PaperAnswer
+
+    class Abstains:
+        def answer_paper(self, q, doc):
+            return PaperAnswer("The corpus holds no good evidence for this question.", (), extra={"abstained": True})
+
+    none = PaperQuestion("q1", "p", "Do they use BERT?", (Reference("Unanswerable", "none"),), ())
+    answered = PaperQuestion("q2", "p", "Which corpus?", (Reference("Wikipedia", "extractive"),), (3,))
+    a, b = (_score_paper_qa(Abstains(), None, {"p": None}, q) for q in (none, answered))
+    assert (a["answer_f1"], a["abstained"], a["unanswerable"]) == (1.0, True, True)
+    assert (b["answer_f1"], b["abstained"], b["unanswerable"]) == (0.0, True, False)
+    assert b["answer"].startswith("The corpus holds")  # the text shown stays the agent's
+
+
 def test_paper_qa_aggregate_without_evidence_questions_has_no_page_metrics():
     m = aggregate("paper_qa", [_item(1.0, 1.0, False, 0.0)])
     assert "evidence_page_precision" not in m and "evidence_page_recall" not in m

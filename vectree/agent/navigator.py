@@ -417,6 +417,26 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
                f"best paper {best_paper:.2f} and evidence {best:.2f} relevance, mean {joint:.2f}")
         return abstain(min(best, joint), possibly, f"{why}, below the calibrated {abstain_below:.2f}")
 
+    # ---- the paper is the right one and its sentences are on topic, yet none of them holds what
+    # the question names ("What was Energex's cash flow in 2021?" of a report without one): abstain
+    # when the best passage of the papers read holds less of the question's words, weighted by
+    # their rarity in the paper, than the floor calibrated on training-side papers with and
+    # without the question's evidence (retrieval.rerank.coverage.passage_coverage)
+    inside = cal.get("passage_coverage")
+    if nav.calibrated and inside:
+        from vectree.retrieval.rerank.coverage import passage_coverage, question_terms
+
+        terms = question_terms(question)
+        held = max((passage_coverage(terms, tb.passage_terms(d), int(inside.get("window", 0)))
+                    for d in dict.fromkeys(c["doc_id"] for c in candidates)), default=1.0)
+        if held < float(inside["min_coverage"]):
+            possibly = [{"doc_id": c["doc_id"], "page": c["page"], "title": titles.get(c["doc_id"], ""),
+                         "relevance": round(c["relevance"], 3), "text": c["text"]}
+                        for c in sorted(candidates, key=lambda c: -c["relevance"])[:3]]
+            return abstain(min(best, held), possibly,
+                           f"no passage of the paper holds more than {held:.0%} of the question's words, weighted "
+                           f"by rarity, below the calibrated {float(inside['min_coverage']):.0%}")
+
     # ---- the front matter (title, authors, abstract) restates what the paper shows; the evidence
     # for a claim is in the body, which is where a reader checks it (QASPER's annotators chose
     # evidence from the full text, never the abstract).  So when a body passage passes the

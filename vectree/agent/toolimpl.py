@@ -168,10 +168,18 @@ class Toolbox:
         """Every analysed word of the paper's passages (:func:`vectree.retrieval.rerank.coverage.text_terms`),
         kept while the passages file is unchanged: what the off-corpus floor looks for."""
         from vectree.retrieval.passages import passages_path
-        from vectree.retrieval.rerank.coverage import text_terms
 
         return self._cached(("terms", doc_id), passages_path(self.store, doc_id),
-                            lambda: text_terms(self.passages(doc_id).texts))
+                            lambda: frozenset().union(*self.passage_terms(doc_id)))
+
+    def passage_terms(self, doc_id: str) -> list[frozenset[str]]:
+        """The analysed words of each passage of the paper, in order, kept while the passages file
+        is unchanged: what the in-paper floor looks for (:func:`vectree.retrieval.rerank.coverage.passage_coverage`)."""
+        from vectree.retrieval.passages import passages_path
+        from vectree.retrieval.words import analyze
+
+        return self._cached(("passage_terms", doc_id), passages_path(self.store, doc_id),
+                            lambda: [frozenset(analyze(t)) for t in self.passages(doc_id).texts])
 
     def search_index(self):
         from vectree.retrieval.search import SearchIndex

@@ -47,6 +47,12 @@ def _figures_table(training: dict, calibration: dict | None = None) -> Table:
                       "(QASPER; PubMedQA)", "–",
                       f"{cov['qasper_answered_in']} / {cov['qasper_abstained_off']}; "
                       f"{cov['pubmedqa_answered_in']} / {cov['pubmedqa_abstained_off']}")
+    inside = (calibration or {}).get("passage_coverage") or f.get("passage_coverage")
+    if inside:
+        srcs = list(inside.get("questions", {}))
+        table.add_row(f"in-paper floor {inside['min_coverage']}: answered with evidence / abstained without "
+                      f"({'; '.join(srcs)})", "–",
+                      "; ".join(f"{inside[f'{s}_answered_in']} / {inside[f'{s}_abstained_off']}" for s in srcs))
     return table
 
 
@@ -130,7 +136,8 @@ def register(group: click.Group) -> None:
                 elif kind == "calibrate_pages":
                     bar.console.print("calibrating the cited evidence on the pages of dev papers ...")
                 elif kind == "calibrate_coverage":
-                    bar.console.print("calibrating the off-corpus floor on dev questions with and without their document ...")
+                    bar.console.print("calibrating the off-corpus and in-paper floors on dev questions with and without "
+                                      "their document or evidence ...")
                 elif kind == "data":
                     bar.console.print(f"building the training set from {event['data_dir']} ...")
 

@@ -67,6 +67,12 @@ LAYOUTS: dict[str, Layout] = {
         FileSpec("queries_finance_en.jsonl", "jsonl", ("query.content", "query.query_id", "ground_truth.doc_ids",
                                                        "ground_truth.references")),
     ), "DragonBall finance queries over the English documents"),
+    # the same folder, asked as single-report QA (loaders.dragonball_qa): `--data ../shared/data/dragonball`
+    "dragonball_qa": Layout("dragonball_qa", (
+        FileSpec("dragonball_docs.jsonl", "jsonl", ("doc_id", "language", "content")),
+        FileSpec("queries_finance_en.jsonl", "jsonl", ("query.content", "query.query_id", "query.query_type",
+                                                       "ground_truth.doc_ids", "ground_truth.references")),
+    ), "DragonBall single-report finance queries as paper QA, unsolvable ones included (rendered to PDF)"),
     "hotpotqa": Layout("hotpotqa", (
         FileSpec("ircot_format_dev_subsampled.jsonl", "jsonl", ("question_id", "question_text", "contexts")),
         FileSpec("hotpot_distractor_sample.json", "json-list", ("_id", "question", "supporting_facts", "context")),

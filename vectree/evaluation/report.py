@@ -32,13 +32,15 @@ from rich.table import Table
 from .paired import QUALITY_KEYS, paired_rows, paired_table
 from .runner import LOWER_IS_BETTER, METRIC_KEYS
 
-COUNT_KEYS = ("n_with_evidence", "n_without_gold")
+COUNT_KEYS = ("n_with_evidence", "n_without_gold", "n_unanswerable")
 SHORT = {"evidence_page_precision": "page P", "evidence_page_recall": "page R", "answer_f1": "answer F1",
          "tokens_total": "tokens", "latency_p50_ms": "p50 ms", "evidence_paper_precision": "paper P",
          "evidence_paper_recall": "paper R", "answer_cosine": "cosine", "answer_rouge_l": "ROUGE-L",
-         "precision@5": "P@5", "recall@5": "R@5", "recall@1": "R@1", "recall@10": "R@10"}
+         "precision@5": "P@5", "recall@5": "R@5", "recall@1": "R@1", "recall@10": "R@10",
+         "abstention_precision": "abstain P", "abstention_recall": "abstain R", "n_abstained": "abstained"}
 CONSOLE_KEYS = {
-    "paper_qa": ("evidence_page_precision", "evidence_page_recall", "answer_f1", "tokens_total", "latency_p50_ms"),
+    "paper_qa": ("evidence_page_precision", "evidence_page_recall", "answer_f1", "abstention_precision",
+                 "abstention_recall", "tokens_total", "latency_p50_ms"),
     "routing": ("recall@1", "recall@5", "recall@10", "mrr", "latency_p50_ms"),
     "sentences": ("ie@1", "ie@3", "ie@5", "recall@5", "precision@5", "latency_p50_ms"),
     "synthesis": ("evidence_paper_precision", "evidence_paper_recall", "answer_cosine", "answer_rouge_l",
@@ -47,6 +49,8 @@ CONSOLE_KEYS = {
 
 
 def _fmt(key: str, value: float) -> str:
+    if key.startswith("n_"):
+        return f"{value:,.0f}"
     if key.startswith("tokens_"):
         return f"{value:,.0f}"
     if key.endswith("_ms"):
@@ -259,7 +263,9 @@ def console_table(results: Sequence[dict]):
     """A rich Table: one row per system, the task's headline metrics."""
     task = next((r["config"].get("task") for r in results if r.get("config")), "")
     bench = next((r["benchmark"] for r in results), "")
-    keys = CONSOLE_KEYS.get(task, ())
+    # a column no system reported (abstention on a benchmark without unanswerable questions) is left out
+    keys = [k for k in CONSOLE_KEYS.get(task, ()) if any(k in r.get("metrics", {}) for r in results)
+            or not k.startswith("abstention_")]
     table = Table(title=f"{bench} ({task})")
     table.add_column("system")
     table.add_column("n", justify="right")

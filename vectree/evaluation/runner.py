@@ -21,10 +21,18 @@ the time of the harness's shared extractive reader (baselines' answers; it stand
 reader and is recorded apart as ``reader_ms``); the agent answers by itself, so its latency is
 the whole episode.
 
-* paper QA (``qasper_pdf``, ``qasper``): ``evidence_page_precision`` / ``_recall`` averaged over
-  the questions with evidence pages (``n_with_evidence``), ``answer_f1`` (QASPER's) over all
-  questions, ``tokens_layer0/1/2`` (mean per question; a layer the system never returns is
-  absent) and ``tokens_total``, ``seconds_per_question``, ``latency_p50_ms`` / ``_p95_ms``;
+* paper QA (``qasper_pdf``, ``qasper``, ``dragonball_qa``): ``evidence_page_precision`` /
+  ``_recall`` averaged over the questions with evidence pages (``n_with_evidence``),
+  ``answer_f1`` (QASPER's) over all questions, ``tokens_layer0/1/2`` (mean per question; a layer
+  the system never returns is absent) and ``tokens_total``, ``seconds_per_question``,
+  ``latency_p50_ms`` / ``_p95_ms``.  Abstention: a question is *unanswerable* when every
+  reference answer says so (QASPER's "Unanswerable", DragonBall's unsolvable queries); a system
+  *abstains* when it says the paper holds no answer (the agent's ``abstained``).  An abstention
+  is scored as the prediction "Unanswerable", as QASPER's own evaluator expects of a no-answer.
+  ``abstention_precision`` (unanswerable among the abstentions) and ``abstention_recall``
+  (abstentions among the unanswerable) are reported when the run has an abstention or an
+  unanswerable question (``n_abstained``, ``n_unanswerable``); a system that never abstains has
+  recall 0 and no precision;
 * routing (``pubmedqa``): ``recall@1``, ``recall@5``, ``recall@10``, ``mrr`` (over the top 100);
 * sentences (``dragonball``, ``hotpotqa``): ``recall@k``, ``precision@k``, ``ie@k`` for k in
   1, 3, 5 over the queries with gold (``n_without_gold`` counts the others);
@@ -66,7 +74,8 @@ SENTENCE_KS = (1, 3, 5)
 ANSWER_CHARS = 600  # answers kept in per_item (the metrics use the whole answer)
 
 METRIC_KEYS = (
-    "evidence_page_precision", "evidence_page_recall", "answer_f1", "llm_judge_correctness",
+    "evidence_page_precision", "evidence_page_recall", "answer_f1", "abstention_precision", "abstention_recall",
+    "llm_judge_correctness",
     "recall@1", "recall@5", "recall@10", "mrr", "answer_accuracy",
     "ie@1", "ie@3", "ie@5", "recall@3", "precision@1", "precision@3", "precision@5",
     "evidence_paper_precision", "evidence_paper_recall", "answer_cosine", "answer_rouge_l", "answer_composite",
@@ -119,13 +128,21 @@ def _timed(ctx, call):
     return result, wall - (after - before), after - before
 
 
+UNANSWERABLE = "Unanswerable"  # QASPER's reference (and expected prediction) for a no-answer
+
+
 def _score_paper_qa(system, bench, docs, q, ctx=None) -> dict[str, Any]:
     ans, seconds, reader = _timed(ctx, lambda: system.answer_paper(q, docs[q.paper_id]))
     p, r = M.evidence_page_scores(ans.pages, q.evidence_pages)
+    abstained = bool((ans.extra or {}).get("abstained"))
+    # the agent's abstention is a sentence for a person ("The corpus holds no good evidence ..."):
+    # scored as the answer it stands for
+    predicted = UNANSWERABLE if abstained else ans.answer
     item = {"question_id": q.question_id, "paper_id": q.paper_id, "answer": ans.answer[:ANSWER_CHARS],
             "cited_pages": list(ans.pages), "gold_pages": list(q.evidence_pages), "has_evidence": q.has_evidence,
             "evidence_page_precision": p, "evidence_page_recall": r,
-            "answer_f1": M.max_answer_f1(ans.answer, [ref.answer for ref in q.references]) if q.references else None,
+            "answer_f1": M.max_answer_f1(predicted, [ref.answer for ref in q.references]) if q.references else None,
+            "abstained": abstained, "unanswerable": q.unanswerable,
             **_tokens_item(ans.tokens), "latency_ms": round(1000 * seconds, 3)}
     if reader:
         item["reader_ms"] = 1000 * reader
@@ -186,6 +203,12 @@ def aggregate(task: str, items: Sequence[dict[str, Any]]) -> dict[str, float]:
         put("evidence_page_recall", [i["evidence_page_recall"] for i in with_ev])
         put("answer_f1", [i.get("answer_f1") for i in items])
         out["n_with_evidence"] = len(with_ev)
+        abstained = [i for i in items if i.get("abstained")]
+        unanswerable = [i for i in items if i.get("unanswerable")]
+        if abstained or unanswerable:
+            out["n_abstained"], out["n_unanswerable"] = len(abstained), len(unanswerable)
+            put("abstention_precision", [float(bool(i.get("unanswerable"))) for i in abstained])
+            put("abstention_recall", [float(bool(i.get("abstained"))) for i in unanswerable])
     elif task == ROUTING:
         for key in ("recall@1", "recall@5", "recall@10", "mrr"):
             put(key, [i[key] for i in items])

@@ -60,6 +60,12 @@ class PaperQuestion:
     def has_evidence(self) -> bool:
         return bool(self.evidence_pages)
 
+    @property
+    def unanswerable(self) -> bool:
+        """Every reference answer says the paper holds no answer (a question some annotators
+        answered is answerable)."""
+        return bool(self.references) and all(r.type == "none" for r in self.references)
+
 
 @dataclass
 class PaperQABenchmark:

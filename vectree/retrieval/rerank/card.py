@@ -117,6 +117,7 @@ def write_model_card(folder: Path, config) -> Path:
         f"abstain below {f.get('abstain_below')}", "",
     ]
     lines += coverage_lines((config.calibration or {}).get("coverage"))
+    lines += passage_coverage_lines((config.calibration or {}).get("passage_coverage"))
     lines += page_selection_lines((config.calibration or {}).get("page_selection"))
     lines += [
         "Training log (dev sample):", "",
@@ -147,4 +148,22 @@ def coverage_lines(block: dict | None) -> list[str]:
         "| source | in-corpus questions answered | off-corpus questions abstained on |", "|---|---:|---:|",
         f"| QASPER (near-topic corpus) | {block.get('qasper_answered_in')} | {block.get('qasper_abstained_off')} |",
         f"| PubMedQA | {block.get('pubmedqa_answered_in')} | {block.get('pubmedqa_abstained_off')} |", "",
+    ]
+
+
+def passage_coverage_lines(block: dict | None) -> list[str]:
+    """The in-paper floor (:func:`vectree.retrieval.rerank.coverage.passage_coverage`) as card lines."""
+    if not block:
+        return []
+    n = block.get("questions", {})
+    rows = [f"| {src} | {n.get(src)} | {block.get(f'{src}_answered_in')} | {block.get(f'{src}_abstained_off')} |"
+            for src in n]
+    return [
+        f"In-paper floor (`calibration.passage_coverage`): the navigator answers only when one passage of the papers "
+        f"it reads holds at least {block.get('min_coverage')} of the question's words, IDF-weighted over the paper's "
+        f"passages. Chosen as the highest floor that answers {int(100 * block.get('keep', 0))} % of the dev questions "
+        f"asked of their own document, per source; abstentions measured on the same questions asked of the document "
+        f"without their evidence:", "",
+        "| source | dev questions | answered with their evidence | abstained on without it |", "|---|---:|---:|---:|",
+        *rows, "",
     ]

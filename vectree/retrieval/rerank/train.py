@@ -319,6 +319,12 @@ def calibrate_and_save(reader: Reader, data: ReaderData, out_dir: Path, *, embed
         calibration["coverage"] = block
         figures["coverage_curve"] = curve
         figures["summary"]["coverage"] = block
+        from vectree.retrieval.rerank.coverage import calibrate_passage_coverage
+
+        block, curve = calibrate_passage_coverage(Path(data_dir))
+        calibration["passage_coverage"] = block
+        figures["passage_coverage_curve"] = curve
+        figures["summary"]["passage_coverage"] = block
     reader.save(out_dir)
     (Path(out_dir) / "dev_curves.json").write_text(json.dumps(figures, indent=1))
     write_model_card(Path(out_dir), reader.config)
