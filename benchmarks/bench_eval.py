@@ -26,7 +26,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from vectree.evaluation.layouts import BENCHMARKS  # noqa: E402
+from vectree.evaluation.layouts import BENCHMARKS, data_folder  # noqa: E402
 from vectree.retrieval.config import load_settings  # noqa: E402
 from vectree.evaluation.loaders import TASK_OF  # noqa: E402
 from vectree.evaluation.report import benchmark_table, load_results, write_report  # noqa: E402
@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
 
         print(f"== {bench}: {', '.join(systems)}", flush=True)
         work = Path(args.work) / bench if args.work else None
-        results = run_benchmark(bench, Path(args.data) / bench, systems, limit=args.limit, seed=args.seed,
+        results = run_benchmark(bench, Path(args.data) / data_folder(bench), systems, limit=args.limit, seed=args.seed,
                                 work_dir=work, progress=progress)
         path = out / "results" / f"{bench}.json"
         if args.system and path.exists():  # keep the other systems' results of an earlier run

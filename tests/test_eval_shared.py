@@ -9,7 +9,8 @@ import os
 import pytest
 from click.testing import CliRunner
 
-LIMITS = {"qasper_pdf": 1, "qasper": 1, "pubmedqa": 3, "dragonball": 2, "hotpotqa": 2, "scholarqa_multi": 2}
+LIMITS = {"qasper_pdf": 1, "qasper": 1, "pubmedqa": 3, "dragonball": 2, "dragonball_qa": 3, "hotpotqa": 2,
+          "scholarqa_multi": 2}
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -27,9 +28,10 @@ def own_cache(tmp_path_factory):
 @pytest.mark.parametrize("bench", list(LIMITS))
 def test_bm25_on_each_real_benchmark(bench, shared_data, tmp_path):
     from vectree.cli import main
+    from vectree.evaluation.layouts import data_folder
 
     out = tmp_path / "r.json"
-    res = CliRunner().invoke(main, ["eval", bench, "--data", str(shared_data / bench), "--system", "bm25",
+    res = CliRunner().invoke(main, ["eval", bench, "--data", str(shared_data / data_folder(bench)), "--system", "bm25",
                                     "--limit", str(LIMITS[bench]), "--out", str(out), "--work", str(tmp_path / "w")],
                              catch_exceptions=False)
     assert res.exit_code == 0, res.output

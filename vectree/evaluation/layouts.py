@@ -83,6 +83,13 @@ LAYOUTS: dict[str, Layout] = {
 }
 
 BENCHMARKS = tuple(LAYOUTS)
+# a benchmark that reads another one's folder of ../shared/data/
+DATA_FOLDER = {"dragonball_qa": "dragonball"}
+
+
+def data_folder(benchmark: str) -> str:
+    """The ``../shared/data/`` folder a benchmark reads (its own name unless :data:`DATA_FOLDER` says)."""
+    return DATA_FOLDER.get(benchmark, benchmark)
 
 
 def layout_of(benchmark: str) -> Layout:
