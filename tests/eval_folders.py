@@ -167,12 +167,20 @@ def write_dragonball(root: Path, name: str = "dragonball") -> Path:
         q("db3", "What is the capital of the moon?", [], [], kind="Irrelevant Unsolvable Question"),
     ] + ([  # asked of a report that does not hold the answer (dragonball_qa's abstention test)
         q("db4", "What dividend did Glacier Corp pay in 2019?", [1], [], kind="Irrelevant Unsolvable Question"),
-    ] if name == "dragonball_qa" else []))
+        # two reports at once (dragonball_multi asks it of the whole corpus)
+        q("db5", "What did Glacier Corp report and Bakery Ltd acquire?", [1, 2],
+          ["Glacier Corp reported revenue of 12 million dollars in 2019.", "Bakery Ltd acquired a rival bakery chain"],
+          kind="Multi-document Information Integration Question"),
+    ] if name in ("dragonball_qa", "dragonball_multi") else []))
     return folder
 
 
 def write_dragonball_qa(root: Path) -> Path:
     return write_dragonball(root, "dragonball_qa")
+
+
+def write_dragonball_multi(root: Path) -> Path:
+    return write_dragonball(root, "dragonball_multi")
 
 
 # ---- hotpotqa -----------------------------------------------------------------------------
@@ -221,4 +229,5 @@ def write_scholarqa_multi(root: Path) -> Path:
 
 
 WRITERS = {"qasper_pdf": write_qasper_pdf, "qasper": write_qasper, "pubmedqa": write_pubmedqa,
-           "dragonball": write_dragonball, "dragonball_qa": write_dragonball_qa, "hotpotqa": write_hotpotqa, "scholarqa_multi": write_scholarqa_multi}
+           "dragonball": write_dragonball, "dragonball_qa": write_dragonball_qa,
+           "dragonball_multi": write_dragonball_multi, "hotpotqa": write_hotpotqa, "scholarqa_multi": write_scholarqa_multi}

@@ -172,6 +172,19 @@ def test_dragonball_qa_renders_single_report_questions_and_places_their_sentence
     assert len(load_benchmark("dragonball_qa", folders["dragonball_qa"], work_dir=tmp_path, limit=1).questions) == 1
 
 
+def test_dragonball_multi_asks_the_corpus_and_places_each_reports_sentences(folders, tmp_path):
+    b = load_benchmark("dragonball_multi", folders["dragonball_multi"], work_dir=tmp_path)
+    (q,) = b.questions
+    assert q.question_id == "db5" and q.paper_id == ""  # asked of the whole corpus
+    assert set(q.meta["gold_docs"]) == {"dragonball-1", "dragonball-2"}
+    assert {d for d, _ in q.evidence_pages} == {"dragonball-1", "dragonball-2"}
+    assert set(b.papers) == {"dragonball-1", "dragonball-2"}  # every report a query names: the corpus
+    for doc, page in q.evidence_pages:
+        with pymupdf.open(b.papers[doc].pdf) as pdf:
+            text = " ".join(pdf[page - 1].get_text().split())
+        assert "12 million" in text or "rival bakery" in text
+
+
 def test_hotpotqa_loader_both_formats(folders):
     b = load_benchmark("hotpotqa", folders["hotpotqa"])
     assert [(q.query_id, q.source) for q in b.queries] == [("h1", "ircot"), ("h2", "ircot"), ("d1", "distractor")]

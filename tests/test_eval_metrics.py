@@ -167,6 +167,26 @@ def test_an_abstention_is_scored_as_qaspers_unanswerable():
     assert b["answer"].startswith("The corpus holds")  # the text shown stays the agent's
 
 
+def test_a_corpus_question_is_scored_on_paper_page_pairs_and_on_papers():
+    from vectree.evaluation.loaders import PaperQuestion, Reference
+    from vectree.evaluation.runner import _score_paper_qa
+    from vectree.evaluation.systems.base import PaperAnswer
+
+    class Cites:
+        def answer_corpus(self, q):
+            return PaperAnswer("answer", (("a", 1), ("a", 2), ("c", 1)))
+
+    q = PaperQuestion("m1", "", "Compare a and b", (Reference("answer", "abstractive"),), (("a", 1), ("b", 4)),
+                      meta={"gold_docs": ["a", "b"]})
+    item = _score_paper_qa(Cites(), None, {}, q)
+    assert item["evidence_page_precision"] == pytest.approx(1 / 3) and item["evidence_page_recall"] == 0.5
+    assert (item["cited_papers"], item["evidence_paper_precision"], item["evidence_paper_recall"]) == (["a", "c"], 0.5, 0.5)
+    m = aggregate("paper_qa", [item])
+    assert m["evidence_paper_precision"] == 0.5 and m["evidence_page_recall"] == 0.5
+    # a single-paper benchmark has no paper columns
+    assert "evidence_paper_precision" not in aggregate("paper_qa", [_item(1.0, 1.0, True, 0.5)])
+
+
 def test_paper_qa_aggregate_without_evidence_questions_has_no_page_metrics():
     m = aggregate("paper_qa", [_item(1.0, 1.0, False, 0.0)])
     assert "evidence_page_precision" not in m and "evidence_page_recall" not in m

@@ -9,7 +9,8 @@ import os
 import pytest
 from click.testing import CliRunner
 
-LIMITS = {"qasper_pdf": 1, "qasper": 1, "pubmedqa": 3, "dragonball": 2, "dragonball_qa": 3, "hotpotqa": 2,
+LIMITS = {"qasper_pdf": 1, "qasper": 1, "pubmedqa": 3, "dragonball": 2, "dragonball_qa": 3, "dragonball_multi": 2,
+          "hotpotqa": 2,
           "scholarqa_multi": 2}
 
 

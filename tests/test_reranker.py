@@ -328,8 +328,13 @@ def test_cli_trains_through_dagster_and_says_how_to_make_it_live(tmp_path):
     from vectree.retrieval.rerank.coverage import GRID
 
     floor = reader.config.calibration["coverage"]
-    assert floor["min_coverage"] in GRID and set(floor["questions"]) == {"qasper", "pubmedqa"}
+    assert floor["min_coverage"] in GRID and set(floor["questions"]) == {"qasper", "pubmedqa", "hotpotqa"}
+    assert floor["together"] == 2
     assert "off-corpus floor" in res.output and "Off-corpus floor" in (out / "MODEL_CARD.md").read_text()
+    # and the in-paper floor, on the same dev questions with and without their evidence
+    inside = reader.config.calibration["passage_coverage"]
+    assert inside["min_coverage"] in GRID and inside["window"] == 0
+    assert "in-paper floor" in res.output and "In-paper floor" in (out / "MODEL_CARD.md").read_text()
     # the Dagster asset recorded the dev figures as metadata
     from vectree.pipelines.refresh import instance_for
     from vectree.retrieval.store import Store

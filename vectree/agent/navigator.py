@@ -363,7 +363,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
                     held.append(tb.paper_terms(r["doc_id"]))
                 except ToolError:  # a paper without passages yet: it cannot say, the others decide
                     pass
-            covered = best_coverage(question_terms(question), held) if held else 1.0
+            covered = best_coverage(question_terms(question), held, int(floor.get("together", 1))) if held else 1.0
             if covered < float(floor["min_coverage"]):
                 # papers, not passages: what they are about is their title
                 possibly = [{"doc_id": r["doc_id"], "title": r["title"], "text": r["title"] or "",
@@ -424,18 +424,19 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     # without the question's evidence (retrieval.rerank.coverage.passage_coverage)
     inside = cal.get("passage_coverage")
     if nav.calibrated and inside:
-        from vectree.retrieval.rerank.coverage import passage_coverage, question_terms
+        from vectree.retrieval.rerank.coverage import papers_passage_coverage, question_terms
 
-        terms = question_terms(question)
-        held = max((passage_coverage(terms, tb.passage_terms(d), int(inside.get("window", 0)))
-                    for d in dict.fromkeys(c["doc_id"] for c in candidates)), default=1.0)
+        read = list(dict.fromkeys(c["doc_id"] for c in candidates))
+        held = papers_passage_coverage(question_terms(question), [tb.passage_terms(d) for d in read],
+                                       int(inside.get("window", 0)))
         if held < float(inside["min_coverage"]):
             possibly = [{"doc_id": c["doc_id"], "page": c["page"], "title": titles.get(c["doc_id"], ""),
                          "relevance": round(c["relevance"], 3), "text": c["text"]}
                         for c in sorted(candidates, key=lambda c: -c["relevance"])[:3]]
             return abstain(min(best, held), possibly,
-                           f"no passage of the paper holds more than {held:.0%} of the question's words, weighted "
-                           f"by rarity, below the calibrated {float(inside['min_coverage']):.0%}")
+                           f"no passage of the {'paper' if len(read) == 1 else 'papers'} holds more than {held:.0%} "
+                           f"of the question's words, weighted by rarity, below the calibrated "
+                           f"{float(inside['min_coverage']):.0%}")
 
     # ---- the front matter (title, authors, abstract) restates what the paper shows; the evidence
     # for a claim is in the body, which is where a reader checks it (QASPER's annotators chose

@@ -43,10 +43,10 @@ def _figures_table(training: dict, calibration: dict | None = None) -> Table:
                       f"{ps['precision']} / {ps['recall']}")
     cov = (calibration or {}).get("coverage") or f.get("coverage")
     if cov:
+        srcs = list(cov.get("questions", {}))
         table.add_row(f"off-corpus floor {cov['min_coverage']}: in-corpus answered / off-corpus abstained "
-                      "(QASPER; PubMedQA)", "–",
-                      f"{cov['qasper_answered_in']} / {cov['qasper_abstained_off']}; "
-                      f"{cov['pubmedqa_answered_in']} / {cov['pubmedqa_abstained_off']}")
+                      f"({'; '.join(srcs)})", "–",
+                      "; ".join(f"{cov[f'{s}_answered_in']} / {cov[f'{s}_abstained_off']}" for s in srcs))
     inside = (calibration or {}).get("passage_coverage") or f.get("passage_coverage")
     if inside:
         srcs = list(inside.get("questions", {}))

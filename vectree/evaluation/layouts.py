@@ -73,6 +73,11 @@ LAYOUTS: dict[str, Layout] = {
         FileSpec("queries_finance_en.jsonl", "jsonl", ("query.content", "query.query_id", "query.query_type",
                                                        "ground_truth.doc_ids", "ground_truth.references")),
     ), "DragonBall single-report finance queries as paper QA, unsolvable ones included (rendered to PDF)"),
+    "dragonball_multi": Layout("dragonball_multi", (
+        FileSpec("dragonball_docs.jsonl", "jsonl", ("doc_id", "language", "content")),
+        FileSpec("queries_finance_en.jsonl", "jsonl", ("query.content", "query.query_id", "query.query_type",
+                                                       "ground_truth.doc_ids", "ground_truth.references")),
+    ), "DragonBall multi-report finance queries asked of the whole corpus of reports (rendered to PDF)"),
     "hotpotqa": Layout("hotpotqa", (
         FileSpec("ircot_format_dev_subsampled.jsonl", "jsonl", ("question_id", "question_text", "contexts")),
         FileSpec("hotpot_distractor_sample.json", "json-list", ("_id", "question", "supporting_facts", "context")),
@@ -84,7 +89,7 @@ LAYOUTS: dict[str, Layout] = {
 
 BENCHMARKS = tuple(LAYOUTS)
 # a benchmark that reads another one's folder of ../shared/data/
-DATA_FOLDER = {"dragonball_qa": "dragonball"}
+DATA_FOLDER = {"dragonball_qa": "dragonball", "dragonball_multi": "dragonball"}
 
 
 def data_folder(benchmark: str) -> str:

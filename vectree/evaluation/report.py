@@ -39,8 +39,9 @@ SHORT = {"evidence_page_precision": "page P", "evidence_page_recall": "page R", 
          "precision@5": "P@5", "recall@5": "R@5", "recall@1": "R@1", "recall@10": "R@10",
          "abstention_precision": "abstain P", "abstention_recall": "abstain R", "n_abstained": "abstained"}
 CONSOLE_KEYS = {
-    "paper_qa": ("evidence_page_precision", "evidence_page_recall", "answer_f1", "abstention_precision",
-                 "abstention_recall", "tokens_total", "latency_p50_ms"),
+    "paper_qa": ("evidence_page_precision", "evidence_page_recall", "evidence_paper_precision",
+                 "evidence_paper_recall", "answer_f1", "abstention_precision", "abstention_recall", "tokens_total",
+                 "latency_p50_ms"),
     "routing": ("recall@1", "recall@5", "recall@10", "mrr", "latency_p50_ms"),
     "sentences": ("ie@1", "ie@3", "ie@5", "recall@5", "precision@5", "latency_p50_ms"),
     "synthesis": ("evidence_paper_precision", "evidence_paper_recall", "answer_cosine", "answer_rouge_l",
@@ -263,9 +264,10 @@ def console_table(results: Sequence[dict]):
     """A rich Table: one row per system, the task's headline metrics."""
     task = next((r["config"].get("task") for r in results if r.get("config")), "")
     bench = next((r["benchmark"] for r in results), "")
-    # a column no system reported (abstention on a benchmark without unanswerable questions) is left out
+    # a column no system reported (abstention on a benchmark without unanswerable questions, papers
+    # on one asked of single papers) is left out
     keys = [k for k in CONSOLE_KEYS.get(task, ()) if any(k in r.get("metrics", {}) for r in results)
-            or not k.startswith("abstention_")]
+            or not k.startswith(("abstention_", "evidence_paper_"))]
     table = Table(title=f"{bench} ({task})")
     table.add_column("system")
     table.add_column("n", justify="right")

@@ -21,8 +21,11 @@ the time of the harness's shared extractive reader (baselines' answers; it stand
 reader and is recorded apart as ``reader_ms``); the agent answers by itself, so its latency is
 the whole episode.
 
-* paper QA (``qasper_pdf``, ``qasper``, ``dragonball_qa``): ``evidence_page_precision`` /
-  ``_recall`` averaged over the questions with evidence pages (``n_with_evidence``),
+* paper QA (``qasper_pdf``, ``qasper``, ``dragonball_qa``, ``dragonball_multi``):
+  ``evidence_page_precision`` / ``_recall`` averaged over the questions with evidence pages
+  (``n_with_evidence``; a question asked of the whole corpus, ``paper_id`` empty, is scored on
+  ``(paper, page)`` pairs and also gets ``evidence_paper_precision`` / ``_recall`` against its
+  gold papers),
   ``answer_f1`` (QASPER's) over all questions, ``tokens_layer0/1/2`` (mean per question; a layer
   the system never returns is absent) and ``tokens_total``, ``seconds_per_question``,
   ``latency_p50_ms`` / ``_p95_ms``.  Abstention: a question is *unanswerable* when every
@@ -132,7 +135,11 @@ UNANSWERABLE = "Unanswerable"  # QASPER's reference (and expected prediction) fo
 
 
 def _score_paper_qa(system, bench, docs, q, ctx=None) -> dict[str, Any]:
-    ans, seconds, reader = _timed(ctx, lambda: system.answer_paper(q, docs[q.paper_id]))
+    corpus = not q.paper_id  # asked of the whole corpus: pages are (paper, page) pairs
+    if corpus:
+        ans, seconds, reader = _timed(ctx, lambda: system.answer_corpus(q))
+    else:
+        ans, seconds, reader = _timed(ctx, lambda: system.answer_paper(q, docs[q.paper_id]))
     p, r = M.evidence_page_scores(ans.pages, q.evidence_pages)
     abstained = bool((ans.extra or {}).get("abstained"))
     # the agent's abstention is a sentence for a person ("The corpus holds no good evidence ..."):
@@ -144,6 +151,12 @@ def _score_paper_qa(system, bench, docs, q, ctx=None) -> dict[str, Any]:
             "answer_f1": M.max_answer_f1(predicted, [ref.answer for ref in q.references]) if q.references else None,
             "abstained": abstained, "unanswerable": q.unanswerable,
             **_tokens_item(ans.tokens), "latency_ms": round(1000 * seconds, 3)}
+    if corpus:
+        cited = sorted({d for d, _ in ans.pages})
+        gold = list(q.meta.get("gold_docs") or [])
+        item.update(cited_papers=cited, gold_papers=gold)
+        if q.has_evidence:  # which reports: a question with nothing to find has no papers to score
+            item["evidence_paper_precision"], item["evidence_paper_recall"] = M.set_precision_recall(cited, gold)
     if reader:
         item["reader_ms"] = 1000 * reader
     if ans.trace:
@@ -201,6 +214,8 @@ def aggregate(task: str, items: Sequence[dict[str, Any]]) -> dict[str, float]:
         with_ev = [i for i in items if i["has_evidence"]]
         put("evidence_page_precision", [i["evidence_page_precision"] for i in with_ev])
         put("evidence_page_recall", [i["evidence_page_recall"] for i in with_ev])
+        put("evidence_paper_precision", [i.get("evidence_paper_precision") for i in with_ev])
+        put("evidence_paper_recall", [i.get("evidence_paper_recall") for i in with_ev])
         put("answer_f1", [i.get("answer_f1") for i in items])
         out["n_with_evidence"] = len(with_ev)
         abstained = [i for i in items if i.get("abstained")]

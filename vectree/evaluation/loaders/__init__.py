@@ -15,13 +15,14 @@ from .base import (  # noqa: F401
     PAPER_QA, ROUTING, SENTENCES, SYNTHESIS, TASKS, PaperQABenchmark, PaperQuestion, PaperSource, Reference,
     RoutingBenchmark, RoutingDoc, RoutingQuestion, SynthesisBenchmark, SynthPaper, SynthQuestion,
 )
-from .dragonball_qa import load_dragonball_qa
+from .dragonball_qa import load_dragonball_multi, load_dragonball_qa
 from .pubmedqa import load_pubmedqa_routing
 from .qasper import load_qasper
 from .qasper_pdf import load_qasper_pdf
 from .scholarqa import load_scholarqa_multi
 
-TASK_OF = {"qasper_pdf": PAPER_QA, "qasper": PAPER_QA, "dragonball_qa": PAPER_QA, "pubmedqa": ROUTING,
+TASK_OF = {"qasper_pdf": PAPER_QA, "qasper": PAPER_QA, "dragonball_qa": PAPER_QA,
+           "dragonball_multi": PAPER_QA, "pubmedqa": ROUTING,
            "dragonball": SENTENCES,
            "hotpotqa": SENTENCES, "scholarqa_multi": SYNTHESIS}
 
@@ -49,11 +50,12 @@ def load_benchmark(name: str, folder: str | Path, *, work_dir: str | Path | None
         if work_dir is None:
             raise ValueError("the qasper benchmark renders PDFs: give a work_dir")
         return load_qasper(folder, Path(work_dir) / "qasper-pdfs", limit=limit)
-    if name == "dragonball_qa":
+    if name in ("dragonball_qa", "dragonball_multi"):
         if work_dir is None:
-            raise ValueError("the dragonball_qa benchmark renders PDFs: give a work_dir")
+            raise ValueError(f"the {name} benchmark renders PDFs: give a work_dir")
         validate_layout(name, folder)
-        return load_dragonball_qa(folder, Path(work_dir) / "dragonball-pdfs", limit=limit)
+        load = load_dragonball_qa if name == "dragonball_qa" else load_dragonball_multi
+        return load(folder, Path(work_dir) / "dragonball-pdfs", limit=limit)
     if name == "pubmedqa":
         return load_pubmedqa_routing(folder).limited(limit)
     if name == "scholarqa_multi":

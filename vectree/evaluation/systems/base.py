@@ -197,6 +197,10 @@ class System:
     def answer_paper(self, question, doc: Doc) -> PaperAnswer:
         raise NotImplementedError
 
+    def answer_corpus(self, question) -> PaperAnswer:
+        """A question asked of the whole corpus: ``pages`` are ``(paper id, page)`` pairs."""
+        raise NotAvailable(f"{self.name} answers questions of one paper only, not of a whole corpus")
+
     def rank_documents(self, question) -> Ranking:
         raise NotImplementedError
 
@@ -238,6 +242,12 @@ class RetrieverSystem(System):
         answer = self.ctx.reader.answer(question.question, [(h.doc_id, h.spans) for h in hits])
         return PaperAnswer(answer, tuple(pages), tokens_of(hits),
                            extra={"units": [h.unit_id for h in hits]})
+
+    def answer_corpus(self, question) -> PaperAnswer:
+        hits = self.search(question.question, self.ctx.k_paper, scope=None)
+        pages = sorted({(h.doc_id, p) for h in hits for p in h.pages})
+        answer = self.ctx.reader.answer(question.question, [(h.doc_id, h.spans) for h in hits])
+        return PaperAnswer(answer, tuple(pages), tokens_of(hits), extra={"units": [h.unit_id for h in hits]})
 
     def rank_documents(self, question) -> Ranking:
         hits = self.search(question.question, self.ctx.k_routing)

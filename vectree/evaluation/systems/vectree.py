@@ -151,24 +151,36 @@ class VectreeAgentSystem(System):
                                acronyms=self.variant.get("acronyms", True))
 
     def answer_paper(self, question, doc: Doc) -> PaperAnswer:
-        from vectree.agent.ask import ask
+        doc_id = self.doc_ids[question.paper_id]
+        res = self._ask(question.question, doc_id)
+        pages = sorted({int(c["page"]) for c in res.citations
+                        if c.get("valid", True) and c.get("doc_id") == doc_id and c.get("page") is not None})
+        return self._answer(res, tuple(pages))
 
+    def answer_corpus(self, question) -> PaperAnswer:
+        """Asked of the whole store: the agent finds the papers (Layer 0) and cites pages in each."""
+        res = self._ask(question.question, None)
+        paper_of = {v: k for k, v in self.doc_ids.items()}
+        pages = sorted({(paper_of[c["doc_id"]], int(c["page"])) for c in res.citations
+                        if c.get("valid", True) and c.get("doc_id") in paper_of and c.get("page") is not None})
+        return self._answer(res, tuple(pages))
+
+    def _ask(self, question: str, doc_id: str | None):
+        from vectree.agent.ask import ask
         from vectree.agent.navigator import OfflineNavigator
         from vectree.retrieval.config import load_settings
 
-        doc_id = self.doc_ids[question.paper_id]
         if load_settings().llm_configured:
-            res = ask(self.toolbox, question.question, paper=doc_id)
-        else:
-            res = OfflineNavigator(self.toolbox, reader=self.variant["reader"],
-                                   calibrated=self.variant["calibrated"]).answer(question.question, paper=doc_id)
-        pages = sorted({int(c["page"]) for c in res.citations
-                        if c.get("valid", True) and c.get("doc_id") == doc_id and c.get("page") is not None})
+            return ask(self.toolbox, question, paper=doc_id)
+        return OfflineNavigator(self.toolbox, reader=self.variant["reader"],
+                                calibrated=self.variant["calibrated"]).answer(question, paper=doc_id)
+
+    def _answer(self, res, pages: tuple) -> PaperAnswer:
         tokens_by_name = (res.trace or {}).get("tokens") or {}
         tokens = {int(k[-1]): int(v) for k, v in tokens_by_name.items() if k.startswith("layer") and k[-1].isdigit()}
         steps = [{"tool": s.get("tool"), "layer": s.get("layer"), "tokens": s.get("tokens"),
                   "ms": round(float(s.get("ms") or 0.0), 1)} for s in (res.trace or {}).get("steps", [])]
-        return PaperAnswer(res.answer, tuple(pages), tokens, steps,
+        return PaperAnswer(res.answer, pages, tokens, steps,
                            extra={"agent": getattr(res, "agent", ""), "citations": len(res.citations),
                                   "confidence": getattr(res, "confidence", None),
                                   "abstained": getattr(res, "abstained", False)})
