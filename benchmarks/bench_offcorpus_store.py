@@ -12,7 +12,20 @@ question is asked of the whole store, as ``vectree ask`` does without ``--paper`
 * in-corpus: the ``qasper_pdf`` questions about the two arXiv papers the store holds.
 
 Training-side and benchmark-public questions only; nothing is fitted here.  Prints, per group, how
-many were abstained on and why (the first words of the reason).
+many were abstained on and by which rule.  ``VECTREE_RERANKER=<folder>`` measures another reader
+configuration (its ``config.json`` holds the floors).
+
+Measured 2026-12-06 (night; 2 CPU cores shared with a test run), the same store and questions:
+
+| reader calibration | PubMedQA dev (off, other field) | pageBench (off, near topic) | qasper_pdf (in the store) |
+|---|---:|---:|---:|
+| off-corpus floor .35 on single papers (the evening's) | 33 / 40 | 9 / 40 | 1 / 4 |
+| + in-paper floor .20 | 37 / 40 | 13 / 40 | 1 / 4 |
+| off-corpus floor .20 on one or two papers + in-paper floor over the papers read (shipped) | 36 / 40 | 9 / 40 | 1 / 4 |
+
+The in-corpus question abstained on in every row is "What is the Random Kitchen Sink approach?":
+Layer 0 does not put its paper among the five best (dense search misses it), so no candidate
+holds the words it names.
 """
 
 from __future__ import annotations
