@@ -52,7 +52,8 @@ def register(group: click.Group) -> None:
     @group.command("eval")
     @click.argument("benchmark", type=_LazyChoice(_benchmarks))
     @click.option("--data", "data_dir", required=True, type=click.Path(file_okay=False, path_type=Path),
-                  help="Folder laid out like ../shared/data/BENCHMARK.")
+                  help="Folder laid out like ../shared/data/BENCHMARK (dragonball_qa and dragonball_multi read "
+                       "../shared/data/dragonball).")
     @click.option("--system", "systems", multiple=True, type=_LazyChoice(_systems),
                   help="System to evaluate (repeat for several; default: the benchmark's standard set).")
     @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the first N questions (file order).")
