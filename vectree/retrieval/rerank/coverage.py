@@ -87,14 +87,29 @@ def coverage(terms: Sequence[str], paper: frozenset[str], candidates: Sequence[f
     return sum(w for t, w in zip(terms, weights) if t in paper) / total if total else 1.0
 
 
+def _scorer(terms: Sequence[str], candidates: Sequence[frozenset[str]]):
+    """:func:`coverage` against fixed ``candidates`` as a function of the words held, the weights
+    computed once (a paper's passages are hundreds of candidates: per call they cost O(n))."""
+    weights = term_weights(terms, candidates)
+    total = sum(weights)
+
+    def share(words: frozenset[str]) -> float:
+        return sum(w for t, w in zip(terms, weights) if t in words) / total if total else 1.0
+
+    return share
+
+
 def best_coverage(terms: Sequence[str], candidates: Sequence[frozenset[str]], together: int = 1) -> float:
     """The best :func:`coverage` among the candidates, or among unions of up to ``together`` of
     them (a question that compares two companies is answered by two reports, each naming one);
     0.0 without candidates."""
-    best = max((coverage(terms, c, candidates) for c in candidates), default=0.0)
+    if not terms:
+        return 1.0 if candidates else 0.0
+    share = _scorer(terms, candidates)
+    best = max((share(c) for c in candidates), default=0.0)
     if together >= 2:
         for a, b in itertools.combinations(range(len(candidates)), 2):
-            best = max(best, coverage(terms, candidates[a] | candidates[b], candidates))
+            best = max(best, share(candidates[a] | candidates[b]))
     return best
 
 
@@ -127,12 +142,13 @@ def papers_passage_coverage(terms: Sequence[str], papers: Sequence[Sequence[froz
     every = [w for ws in windows for w in ws]
     if not every:
         return 0.0
-    best = max(coverage(terms, w, every) for w in every)
-    short = [sorted(ws, key=lambda w: -coverage(terms, w, every))[:shortlist] for ws in windows]
+    share = _scorer(terms, every)
+    best = max(share(w) for w in every)
+    short = [sorted(ws, key=lambda w: -share(w))[:shortlist] for ws in windows]
     for i, j in itertools.combinations(range(len(short)), 2):
         for a in short[i]:
             for b in short[j]:
-                best = max(best, coverage(terms, a | b, every))
+                best = max(best, share(a | b))
     return best
 
 
