@@ -369,7 +369,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
                 possibly = [{"doc_id": r["doc_id"], "title": r["title"], "text": r["title"] or "",
                              "relevance": round(float(r.get("relevance", 0.0)), 3)} for r in results[:3]]
                 return abstain(min(best_paper, covered), possibly,
-                               f"its best papers hold {covered:.0%} of what it names, weighted by rarity, "
+                               f"its best papers hold {int(100 * covered)}% of what it names, weighted by rarity, "
                                f"below the calibrated {float(floor['min_coverage']):.0%}")
         if nav.calibrated and all("relevance" in r for r in results):
             chosen = select([r["relevance"] for r in results], paper_sel["threshold"], paper_sel["margin"])
@@ -434,7 +434,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
                          "relevance": round(c["relevance"], 3), "text": c["text"]}
                         for c in sorted(candidates, key=lambda c: -c["relevance"])[:3]]
             return abstain(min(best, held), possibly,
-                           f"no passage of the {'paper' if len(read) == 1 else 'papers'} holds more than {held:.0%} "
+                           f"no passage of the {'paper' if len(read) == 1 else 'papers'} holds more than {int(100 * held)}% "
                            f"of the question's words, weighted by rarity, below the calibrated "
                            f"{float(inside['min_coverage']):.0%}")
 
