@@ -78,3 +78,11 @@ def test_the_console_table_shows_the_headline_difference():
     console.print(console_table(rows))
     text = console.export_text()
     assert "vs sprout [95 %]" in text and "-0.275 [-0.325, -0.225]" in text
+    # in an 80-column terminal the rows still name their systems in full
+    rows += [dict(rows[1], system="vectree-no-calibration")]
+    narrow = Console(record=True, width=70)
+    narrow.print(console_table(rows, width=70))
+    text = narrow.export_text()
+    assert "vectree-no-calibration" in text and "0.550" in text and "…" not in text  # nothing cut
+    # what did not fit is named, not silently cut: here the paired interval
+    assert "left out for the terminal's width" in text and "[95 %]" not in text.split("left out")[0]

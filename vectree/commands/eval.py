@@ -100,7 +100,8 @@ def register(group: click.Group) -> None:
                 sys.exit(2)
         out_path.parent.mkdir(parents=True, exist_ok=True)
         out_path.write_text(json.dumps(results, indent=1, sort_keys=False, default=str))
-        Console().print(console_table(results))
+        console = Console()
+        console.print(console_table(results, width=console.width))
         click.echo(f"wrote {out_path} ({len(results)} systems, {time.perf_counter() - started:.1f}s)")
         if report_path is not None:
             written = write_report(results, report_path, plots_dir=plots_dir)

@@ -22,6 +22,8 @@ reader sees which gaps the run's few questions can tell apart.
 
 from __future__ import annotations
 
+import re
+
 import json
 import os
 from pathlib import Path
@@ -260,41 +262,77 @@ def make_plots(bench: str, task: str, rows: Sequence[dict], plots_dir: Path) -> 
 
 
 # ---- console --------------------------------------------------------------------------------
-def console_table(results: Sequence[dict]):
-    """A rich Table: one row per system, the task's headline metrics."""
+# columns a narrow terminal loses first (they stay in --out and --report): cost, then the paired
+# interval, then the abstention and paper columns; the quality metrics and the names always stay
+_DROP_FIRST = (("tokens_total",), ("latency_p50_ms",), ("paired",), ("abstention_precision", "abstention_recall"),
+               ("evidence_paper_precision", "evidence_paper_recall"), ("recall@5", "precision@5"))
+
+
+def _min_width(header: str, cells: Sequence[str], wrap: bool = False) -> int:
+    """Columns a column needs: its widest cell or header (a wrapping column: its longest word)."""
+    parts = ([w for x in [header, *cells] for w in x.split()] if wrap else [header, *cells])
+    return max((len(re.sub(r"\[/?[a-z ]*\]", "", w)) for w in parts), default=1) + 3  # padding + border
+
+
+def console_table(results: Sequence[dict], width: int | None = None):
+    """A rich Table: one row per system, the task's headline metrics.  With ``width`` (the
+    terminal's), columns of :data:`_DROP_FIRST` are left out, in that order, until the rest fit
+    without cutting a number; the caption names them."""
     task = next((r["config"].get("task") for r in results if r.get("config")), "")
     bench = next((r["benchmark"] for r in results), "")
     # a column no system reported (abstention on a benchmark without unanswerable questions, papers
     # on one asked of single papers) is left out
     keys = [k for k in CONSOLE_KEYS.get(task, ()) if any(k in r.get("metrics", {}) for r in results)
             or not k.startswith(("abstention_", "evidence_paper_"))]
-    table = Table(title=f"{bench} ({task})")
-    table.add_column("system")
-    table.add_column("n", justify="right")
-    for k in keys:
-        table.add_column(SHORT.get(k, k), justify="right")
-    # the first system's headline metric, paired question by question (report: every metric)
     ok = [r for r in results if r["status"] == "ok"]
-    headline = (QUALITY_KEYS.get(task) or (None,))[0]
-    paired = {f["system"]: f for f in paired_rows(results, task) if f["metric"] == headline} if headline else {}
-    if paired:
-        table.add_column(f"{SHORT.get(headline, headline)} vs {ok[0]['system']} [95 %]", justify="right")
-        table.caption = "[95 %]: bootstrap interval of the paired difference; one holding 0 is within the questions' noise"
-    table.add_column("status")
-    for r in results:
+    columns: list[tuple[str, str, list[str]]] = []  # (key, header, cells)
+    for k in keys:
         cells = []
-        for k in keys:
+        for r in results:
             if k not in r["metrics"]:
                 cells.append("-")
                 continue
             text = _fmt(k, r["metrics"][k])
             best = _best(ok, k)
             cells.append(f"[bold]{text}[/]" if best is not None and _fmt(k, best) == text else text)
-        if paired:
-            f = paired.get(r["system"])
-            cells.append(f"{f['diff']:+.3f} [{f['diff_lo']:+.3f}, {f['diff_hi']:+.3f}]" if f else "-")
-        status = r["status"] if r["status"] == "ok" else f"[yellow]{r['status']}[/]"
-        table.add_row(r["system"], str(r["n"]), *cells, status)
+        columns.append((k, SHORT.get(k, k), cells))
+    # the first system's headline metric, paired question by question (report: every metric)
+    headline = (QUALITY_KEYS.get(task) or (None,))[0]
+    paired = {f["system"]: f for f in paired_rows(results, task) if f["metric"] == headline} if headline else {}
+    if paired:
+        cells = [(lambda f: f"{f['diff']:+.3f} [{f['diff_lo']:+.3f}, {f['diff_hi']:+.3f}]" if f else "-")(
+            paired.get(r["system"])) for r in results]
+        columns.append(("paired", f"{SHORT.get(headline, headline)} vs {ok[0]['system']} [95 %]", cells))
+    names = [r["system"] for r in results]
+    statuses = [r["status"] if r["status"] == "ok" else f"[yellow]{r['status']}[/]" for r in results]
+    fixed = _min_width("system", names) + _min_width("n", [str(r["n"]) for r in results]) + \
+        _min_width("status", [r["status"] for r in results]) + 1
+    dropped: list[str] = []
+
+    def needed() -> int:
+        return fixed + sum(_min_width(h, cs, wrap=k == "paired") for k, h, cs in columns)
+
+    if width is not None:
+        for group in _DROP_FIRST:
+            if needed() <= width:
+                break
+            dropped += [h for k, h, _ in columns if k in group]
+            columns = [c for c in columns if c[0] not in group]
+    table = Table(title=f"{bench} ({task})")
+    # the system's name is what a row is read by: never cut to "vectre..." in a narrow terminal
+    table.add_column("system", no_wrap=True, min_width=max((len(n) for n in names), default=6))
+    table.add_column("n", justify="right", no_wrap=True)
+    for key, header, _ in columns:
+        table.add_column(header, justify="right", no_wrap=key != "paired")
+    table.add_column("status", no_wrap=True)
+    for i, name in enumerate(names):
+        table.add_row(name, str(results[i]["n"]), *[cs[i] for _, _, cs in columns], statuses[i])
+    notes = []
+    if any(k == "paired" for k, _, _ in columns):
+        notes.append("[95 %]: bootstrap interval of the paired difference; one holding 0 is within the questions' noise")
+    if dropped:
+        notes.append(f"left out for the terminal's width (all are in --out and --report): {', '.join(dropped)}")
+    table.caption = "\n".join(notes) or None
     return table
 
 
