@@ -36,6 +36,18 @@ from vectree.retrieval.config import set_offline_model_env
 set_offline_model_env()
 
 
+def print_curve(block: dict, curve: list[dict], answered: str, abstained: str) -> None:
+    """The floor's curve per source as a Markdown table, the chosen row marked, then the block."""
+    sources = list(block["questions"])
+    print("| floor | " + " | ".join(f"{s} {answered} | {s} {abstained}" for s in sources) + " |")
+    print("|---:|" + "---:|---:|" * len(sources))
+    for row in curve:
+        mark = " **chosen**" if row["threshold"] == block["min_coverage"] else ""
+        print(f"| {row['threshold']}{mark} | " + " | ".join(
+            f"{row[f'{s}_answered_in']:.3f} | {row[f'{s}_abstained_off']:.3f}" for s in sources) + " |")
+    print(json.dumps(block))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=None)
@@ -47,27 +59,13 @@ def main() -> None:
     data = resolve_data_dir(args.data)
     episodes = training_episodes(data)
     block, curve = calibrate_coverage(episodes)
-    sources = list(episodes)
-    print("| floor | " + " | ".join(f"{s} in-corpus answered | {s} off-corpus abstained" for s in sources) + " |")
-    print("|---:|" + "---:|---:|" * len(sources))
-    for row in curve:
-        mark = " **chosen**" if row["threshold"] == block["min_coverage"] else ""
-        print(f"| {row['threshold']}{mark} | " + " | ".join(
-            f"{row[f'{s}_answered_in']:.3f} | {row[f'{s}_abstained_off']:.3f}" for s in sources) + " |")
-    print(json.dumps(block))
+    print_curve(block, curve, "in-corpus answered", "off-corpus abstained")
 
     from vectree.retrieval.rerank.coverage import calibrate_passage_coverage
 
     inside, curve = calibrate_passage_coverage(data)
-    sources = list(inside["questions"])
     print("\nin-paper floor (each dev question with and without its evidence):")
-    print("| floor | " + " | ".join(f"{s} answered with evidence | {s} abstained without" for s in sources) + " |")
-    print("|---:|" + "---:|---:|" * len(sources))
-    for row in curve:
-        mark = " **chosen**" if row["threshold"] == inside["min_coverage"] else ""
-        print(f"| {row['threshold']}{mark} | " + " | ".join(
-            f"{row[f'{s}_answered_in']:.3f} | {row[f'{s}_abstained_off']:.3f}" for s in sources) + " |")
-    print(json.dumps(inside))
+    print_curve(inside, curve, "answered with evidence", "abstained without")
     if args.write:
         path = Path(args.write) / "config.json"
         cfg = json.loads(path.read_text())

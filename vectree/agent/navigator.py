@@ -405,17 +405,20 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     # the thresholds below use the calibrated probabilities
     best = max(c["relevance"] for c in candidates)
 
+    def best_passages() -> list[dict[str, Any]]:
+        """What an evidence abstention lists as possibly relevant: the three best passages."""
+        return [{"doc_id": c["doc_id"], "page": c["page"], "title": titles.get(c["doc_id"], ""),
+                 "relevance": round(c["relevance"], 3), "text": c["text"]}
+                for c in sorted(candidates, key=lambda c: -c["relevance"])[:3]]
+
     # ---- abstain when even the best evidence is weak, or when the best paper and its best
     # evidence together are (their mean below the same calibrated threshold: paper entries are
     # short and score lower than sentences, so a paper alone does not decide)
     joint = (best + best_paper) / 2 if paper is None else best
     if nav.calibrated and (best < abstain_below or joint < abstain_below):
-        possibly = [{"doc_id": c["doc_id"], "page": c["page"], "title": titles.get(c["doc_id"], ""),
-                     "relevance": round(c["relevance"], 3), "text": c["text"]}
-                    for c in sorted(candidates, key=lambda c: -c["relevance"])[:3]]
         why = (f"best evidence relevance {best:.2f}" if best < abstain_below else
                f"best paper {best_paper:.2f} and evidence {best:.2f} relevance, mean {joint:.2f}")
-        return abstain(min(best, joint), possibly, f"{why}, below the calibrated {abstain_below:.2f}")
+        return abstain(min(best, joint), best_passages(), f"{why}, below the calibrated {abstain_below:.2f}")
 
     # ---- the paper is the right one and its sentences are on topic, yet none of them holds what
     # the question names ("What was Energex's cash flow in 2021?" of a report without one): abstain
@@ -430,10 +433,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         held = papers_passage_coverage(question_terms(question), [tb.passage_terms(d) for d in read],
                                        int(inside.get("window", 0)))
         if held < float(inside["min_coverage"]):
-            possibly = [{"doc_id": c["doc_id"], "page": c["page"], "title": titles.get(c["doc_id"], ""),
-                         "relevance": round(c["relevance"], 3), "text": c["text"]}
-                        for c in sorted(candidates, key=lambda c: -c["relevance"])[:3]]
-            return abstain(min(best, held), possibly,
+            return abstain(min(best, held), best_passages(),
                            f"no passage of the {'paper' if len(read) == 1 else 'papers'} holds more than {int(100 * held)}% "
                            f"of the question's words, weighted by rarity, below the calibrated "
                            f"{float(inside['min_coverage']):.0%}")

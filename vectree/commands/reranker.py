@@ -41,18 +41,13 @@ def _figures_table(training: dict, calibration: dict | None = None) -> Table:
                       f"at most {ps['max_cited']})",
                       f"{before['precision']} / {before['recall']} (sentence-level)" if before else "–",
                       f"{ps['precision']} / {ps['recall']}")
-    cov = (calibration or {}).get("coverage") or f.get("coverage")
-    if cov:
-        srcs = list(cov.get("questions", {}))
-        table.add_row(f"off-corpus floor {cov['min_coverage']}: in-corpus answered / off-corpus abstained "
-                      f"({'; '.join(srcs)})", "–",
-                      "; ".join(f"{cov[f'{s}_answered_in']} / {cov[f'{s}_abstained_off']}" for s in srcs))
-    inside = (calibration or {}).get("passage_coverage") or f.get("passage_coverage")
-    if inside:
-        srcs = list(inside.get("questions", {}))
-        table.add_row(f"in-paper floor {inside['min_coverage']}: answered with evidence / abstained without "
-                      f"({'; '.join(srcs)})", "–",
-                      "; ".join(f"{inside[f'{s}_answered_in']} / {inside[f'{s}_abstained_off']}" for s in srcs))
+    for key, what in (("coverage", "off-corpus floor {}: in-corpus answered / off-corpus abstained"),
+                      ("passage_coverage", "in-paper floor {}: answered with evidence / abstained without")):
+        floor = (calibration or {}).get(key) or f.get(key)
+        if floor:
+            srcs = list(floor.get("questions", {}))
+            table.add_row(what.format(floor["min_coverage"]) + f" ({'; '.join(srcs)})", "–",
+                          "; ".join(f"{floor[f'{s}_answered_in']} / {floor[f'{s}_abstained_off']}" for s in srcs))
     return table
 
 

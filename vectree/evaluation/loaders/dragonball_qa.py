@@ -97,6 +97,22 @@ class _Reports:
         return got
 
 
+def _question(q, paper_id: str, unanswerable: bool, reports: _Reports, **meta) -> PaperQuestion:
+    """One benchmark question: its reference (``Unanswerable`` when the reports hold no answer) and
+    its gold pages, of its paper (``paper_id``) or, asked of the corpus (``""``), (report, page) pairs."""
+    pages: set = set()
+    if not unanswerable:
+        for d, i in q.gold:
+            pages.update(reports.pages_of(d, i) if paper_id else ((d, p) for p in reports.pages_of(d, i)))
+    ref = Reference("Unanswerable", "none") if unanswerable else Reference(q.answer, "abstractive")
+    return PaperQuestion(q.query_id, paper_id, q.text, (ref,), tuple(sorted(pages)),
+                         meta={"answer_types": [ref.type], "query_type": q.kind, **meta})
+
+
+def _files(bench) -> dict[str, Path]:
+    return {Path(p).name: Path(p) for p in bench.files.values()}
+
+
 def load_dragonball_qa(folder: str | Path, render_dir: str | Path, *, limit: int | None = None) -> PaperQABenchmark:
     """The benchmark with its reports rendered into ``render_dir``; with ``limit`` only the first
     ``limit`` questions (and their reports)."""
@@ -112,20 +128,12 @@ def load_dragonball_qa(folder: str | Path, render_dir: str | Path, *, limit: int
             break
         doc_id = q.gold_doc_ids[0]
         reports.get(doc_id)
-        unsolvable = q.kind == UNSOLVABLE
-        pages: set[int] = set()
-        if not unsolvable:
-            for d, i in q.gold:
-                pages.update(reports.pages_of(d, i))
-        ref = Reference("Unanswerable", "none") if unsolvable else Reference(q.answer, "abstractive")
-        questions.append(PaperQuestion(q.query_id, doc_id, q.text, (ref,), tuple(sorted(pages)),
-                                       meta={"answer_types": [ref.type], "query_type": q.kind}))
+        questions.append(_question(q, doc_id, q.kind == UNSOLVABLE, reports))
     n_unsolvable = sum(q.unanswerable for q in questions)
     notes = [f"dragonball_qa: {len(questions)} single-report questions ({n_unsolvable} unsolvable) on "
              f"{len(reports.papers)} rendered reports; {skipped} multi-report questions left to dragonball_multi; "
              f"{reports.placed} gold sentences placed on pages ({reports.fallback} by their paragraph's pages)"]
-    files = {Path(p).name: Path(p) for p in bench.files.values()}
-    return PaperQABenchmark("dragonball_qa", reports.papers, questions, files, notes)
+    return PaperQABenchmark("dragonball_qa", reports.papers, questions, _files(bench), notes)
 
 
 _NO_ANSWER = re.compile(r"^\s*(unable to answer|cannot answer)", re.I)
@@ -145,17 +153,9 @@ def load_dragonball_multi(folder: str | Path, render_dir: str | Path, *, limit: 
         if limit is not None and len(questions) >= limit:
             break
         unanswerable = q.kind == UNSOLVABLE or bool(_NO_ANSWER.match(q.answer))
-        pages: set[tuple[str, int]] = set()
-        if not unanswerable:
-            for d, i in q.gold:
-                pages.update((d, p) for p in reports.pages_of(d, i))
-        ref = Reference("Unanswerable", "none") if unanswerable else Reference(q.answer, "abstractive")
-        questions.append(PaperQuestion(q.query_id, "", q.text, (ref,), tuple(sorted(pages)),
-                                       meta={"answer_types": [ref.type], "query_type": q.kind,
-                                             "gold_docs": list(q.gold_doc_ids)}))
+        questions.append(_question(q, "", unanswerable, reports, gold_docs=list(q.gold_doc_ids)))
     n_none = sum(q.unanswerable for q in questions)
     notes = [f"dragonball_multi: {len(questions)} multi-report questions ({n_none} unanswerable) asked of a corpus "
              f"of {len(reports.papers)} rendered reports; {reports.placed} gold sentences placed on pages "
              f"({reports.fallback} by their paragraph's pages)"]
-    files = {Path(p).name: Path(p) for p in bench.files.values()}
-    return PaperQABenchmark("dragonball_multi", reports.papers, questions, files, notes)
+    return PaperQABenchmark("dragonball_multi", reports.papers, questions, _files(bench), notes)

@@ -237,15 +237,16 @@ class RetrieverSystem(System):
             ctx.reader.warm([q.paper_id for q in benchmark.questions])
 
     def answer_paper(self, question, doc: Doc) -> PaperAnswer:
-        hits = self.search(question.question, self.ctx.k_paper, scope=[doc.doc_id])
-        pages = sorted({p for h in hits for p in h.pages})
-        answer = self.ctx.reader.answer(question.question, [(h.doc_id, h.spans) for h in hits])
-        return PaperAnswer(answer, tuple(pages), tokens_of(hits),
-                           extra={"units": [h.unit_id for h in hits]})
+        return self._answer(question, [doc.doc_id])
 
     def answer_corpus(self, question) -> PaperAnswer:
-        hits = self.search(question.question, self.ctx.k_paper, scope=None)
-        pages = sorted({(h.doc_id, p) for h in hits for p in h.pages})
+        return self._answer(question, None)
+
+    def _answer(self, question, scope: list[str] | None) -> PaperAnswer:
+        """The top ``k_paper`` units of ``scope`` (one paper: its pages; the corpus, ``None``:
+        (paper, page) pairs) and the shared reader's answer from them."""
+        hits = self.search(question.question, self.ctx.k_paper, scope=scope)
+        pages = sorted({p if scope else (h.doc_id, p) for h in hits for p in h.pages})
         answer = self.ctx.reader.answer(question.question, [(h.doc_id, h.spans) for h in hits])
         return PaperAnswer(answer, tuple(pages), tokens_of(hits), extra={"units": [h.unit_id for h in hits]})
 

@@ -82,9 +82,7 @@ def coverage(terms: Sequence[str], paper: frozenset[str], candidates: Sequence[f
     the question has no terms (nothing it names is missing)."""
     if not terms:
         return 1.0
-    weights = term_weights(terms, candidates)
-    total = sum(weights)
-    return sum(w for t, w in zip(terms, weights) if t in paper) / total if total else 1.0
+    return _scorer(terms, candidates)(paper)
 
 
 def _scorer(terms: Sequence[str], candidates: Sequence[frozenset[str]]):
@@ -123,21 +121,17 @@ def passage_windows(passage_terms: Sequence[frozenset[str]], radius: int = 0) ->
 def passage_coverage(terms: Sequence[str], passage_terms: Sequence[frozenset[str]], radius: int = WINDOW) -> float:
     """The best IDF-weighted share of ``terms`` held by one window of a paper's passages (IDF over
     the windows); 1.0 for a question without terms, 0.0 for a paper without passages."""
-    if not terms:
-        return 1.0
-    return best_coverage(terms, passage_windows(passage_terms, radius))
+    return papers_passage_coverage(terms, [passage_terms], radius)
 
 
 def papers_passage_coverage(terms: Sequence[str], papers: Sequence[Sequence[frozenset[str]]],
                             radius: int = WINDOW, shortlist: int = 16) -> float:
     """:func:`passage_coverage` of a question read in several papers: the best window of any paper,
     or the union of two windows of *different* papers (each report of a comparison holds its own
-    half), with the IDF over every window of those papers.  One paper: exactly
-    :func:`passage_coverage`.  Pairs are tried among each paper's ``shortlist`` best windows."""
+    half), with the IDF over every window of those papers; 0.0 without passages.  Pairs are tried
+    among each paper's ``shortlist`` best windows (one paper: the best window alone)."""
     if not terms:
         return 1.0
-    if len(papers) <= 1:
-        return passage_coverage(terms, papers[0] if papers else [], radius)
     windows = [passage_windows(p, radius) for p in papers]
     every = [w for ws in windows for w in ws]
     if not every:
