@@ -47,6 +47,13 @@ class Layout:
     extra: tuple[str, ...] = field(default=())  # what else is read (documented, checked by the loader)
 
 
+# what the DragonBall paper-QA benchmarks read: the reports and the queries with their types
+_DRAGONBALL_QA_FILES = (
+    FileSpec("dragonball_docs.jsonl", "jsonl", ("doc_id", "language", "content")),
+    FileSpec("queries_finance_en.jsonl", "jsonl", ("query.content", "query.query_id", "query.query_type",
+                                                   "ground_truth.doc_ids", "ground_truth.references")),
+)
+
 LAYOUTS: dict[str, Layout] = {
     "qasper_pdf": Layout("qasper_pdf", (
         FileSpec("questions.jsonl", "jsonl", ("paper_id", "pdf", "question_id", "question", "answers",
@@ -67,17 +74,13 @@ LAYOUTS: dict[str, Layout] = {
         FileSpec("queries_finance_en.jsonl", "jsonl", ("query.content", "query.query_id", "ground_truth.doc_ids",
                                                        "ground_truth.references")),
     ), "DragonBall finance queries over the English documents"),
-    # the same folder, asked as single-report QA (loaders.dragonball_qa): `--data ../shared/data/dragonball`
-    "dragonball_qa": Layout("dragonball_qa", (
-        FileSpec("dragonball_docs.jsonl", "jsonl", ("doc_id", "language", "content")),
-        FileSpec("queries_finance_en.jsonl", "jsonl", ("query.content", "query.query_id", "query.query_type",
-                                                       "ground_truth.doc_ids", "ground_truth.references")),
-    ), "DragonBall single-report finance queries as paper QA, unsolvable ones included (rendered to PDF)"),
-    "dragonball_multi": Layout("dragonball_multi", (
-        FileSpec("dragonball_docs.jsonl", "jsonl", ("doc_id", "language", "content")),
-        FileSpec("queries_finance_en.jsonl", "jsonl", ("query.content", "query.query_id", "query.query_type",
-                                                       "ground_truth.doc_ids", "ground_truth.references")),
-    ), "DragonBall multi-report finance queries asked of the whole corpus of reports (rendered to PDF)"),
+    # the same folder asked as paper QA (loaders.dragonball_qa): `--data ../shared/data/dragonball`
+    "dragonball_qa": Layout("dragonball_qa", _DRAGONBALL_QA_FILES,
+                            "DragonBall single-report finance queries as paper QA, unsolvable ones included "
+                            "(rendered to PDF)"),
+    "dragonball_multi": Layout("dragonball_multi", _DRAGONBALL_QA_FILES,
+                               "DragonBall multi-report finance queries asked of the whole corpus of reports "
+                               "(rendered to PDF)"),
     "hotpotqa": Layout("hotpotqa", (
         FileSpec("ircot_format_dev_subsampled.jsonl", "jsonl", ("question_id", "question_text", "contexts")),
         FileSpec("hotpot_distractor_sample.json", "json-list", ("_id", "question", "supporting_facts", "context")),

@@ -22,10 +22,9 @@ reader sees which gaps the run's few questions can tell apart.
 
 from __future__ import annotations
 
-import re
-
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -52,9 +51,7 @@ CONSOLE_KEYS = {
 
 
 def _fmt(key: str, value: float) -> str:
-    if key.startswith("n_"):
-        return f"{value:,.0f}"
-    if key.startswith("tokens_"):
+    if key.startswith(("n_", "tokens_")):
         return f"{value:,.0f}"
     if key.endswith("_ms"):
         return f"{value:,.1f}"
@@ -300,8 +297,8 @@ def console_table(results: Sequence[dict], width: int | None = None):
     headline = (QUALITY_KEYS.get(task) or (None,))[0]
     paired = {f["system"]: f for f in paired_rows(results, task) if f["metric"] == headline} if headline else {}
     if paired:
-        cells = [(lambda f: f"{f['diff']:+.3f} [{f['diff_lo']:+.3f}, {f['diff_hi']:+.3f}]" if f else "-")(
-            paired.get(r["system"])) for r in results]
+        found = [paired.get(r["system"]) for r in results]
+        cells = [f"{f['diff']:+.3f} [{f['diff_lo']:+.3f}, {f['diff_hi']:+.3f}]" if f else "-" for f in found]
         columns.append(("paired", f"{SHORT.get(headline, headline)} vs {ok[0]['system']} [95 %]", cells))
     names = [r["system"] for r in results]
     statuses = [r["status"] if r["status"] == "ok" else f"[yellow]{r['status']}[/]" for r in results]
