@@ -335,6 +335,10 @@ def test_cli_trains_through_dagster_and_says_how_to_make_it_live(tmp_path):
     inside = reader.config.calibration["passage_coverage"]
     assert inside["min_coverage"] in GRID and inside["window"] == 0
     assert "in-paper floor" in res.output and "In-paper floor" in (out / "MODEL_CARD.md").read_text()
+    # and when a second paper is read (retrieval.rerank.second_paper)
+    second = reader.config.calibration["second_paper"]
+    assert 0 < second["min_share"] <= 1.01 and set(second["questions"]) == {"qasper", "pubmedqa", "hotpotqa"}
+    assert "second paper" in res.output and "Second paper" in (out / "MODEL_CARD.md").read_text()
     # the Dagster asset recorded the dev figures as metadata
     from vectree.pipelines.refresh import instance_for
     from vectree.retrieval.store import Store

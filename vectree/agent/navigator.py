@@ -309,6 +309,53 @@ def front_matter(tb, doc_id: str) -> frozenset:
     return frozenset(out)
 
 
+def _second_paper(tb, question: str, first: str, results: list[dict[str, Any]], min_share: float) -> str | None:
+    """The candidate paper that holds the largest share of what the question names and the first
+    paper lacks, when that share reaches the calibrated ``min_share``
+    (:mod:`vectree.retrieval.rerank.second_paper`); else None."""
+    from vectree.retrieval.rerank.second_paper import named_terms, second_paper
+
+    named = named_terms(question)
+    if not named:
+        return None
+    held: dict[str, frozenset[str]] = {}
+    for r in results:
+        try:
+            held[r["doc_id"]] = tb.paper_terms(r["doc_id"])
+        except ToolError:  # a paper without passages yet cannot hold anything
+            pass
+    if first not in held:
+        return None
+    others = [d for d in held if d != first]
+    j, share = second_paper(named, held[first], [held[d] for d in others], list(held.values()))
+    return others[j] if j >= 0 and share >= min_share else None
+
+
+def _label(title: str) -> str:
+    """A paper's title short enough to label a part of an answer: up to its first colon, at
+    most eight words ("S2ORC", "CleanCo Housekeeping Services")."""
+    words = title.split(":")[0].split()
+    return " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
+
+
+def _best_per_paper(candidates: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each paper's most relevant candidate, by paper."""
+    tops: dict[str, dict[str, Any]] = {}
+    for c in candidates:
+        if c["doc_id"] not in tops or c["relevance"] > tops[c["doc_id"]]["relevance"]:
+            tops[c["doc_id"]] = c
+    return tops
+
+
+def _keep_each_paper(cited: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
+    """``cited`` (best first) cut to ``limit`` so that every paper in it keeps its best passage:
+    the first passage of each paper, then the rest in order."""
+    firsts = list(_best_per_paper(cited).values())[:limit]
+    rest = [c for c in cited if not any(c is f for f in firsts)]
+    keep = firsts + rest[:max(limit - len(firsts), 0)]
+    return [c for c in cited if any(c is k for k in keep)]
+
+
 def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     from vectree.retrieval.rerank.calibrate import answer_confidence, answer_of, select
 
@@ -342,6 +389,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     # ---- which papers
     titles: dict[str, str] = {}
     best_paper = 1.0
+    named_second = None  # the paper read because it holds what the question names and the best lacks
     if paper is None:
         found = trace.record(tb, "search_papers", {"query": question, "k": max(nav.papers, 5)})
         results = found.data["results"] if found else []
@@ -374,6 +422,15 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         if nav.calibrated and all("relevance" in r for r in results):
             chosen = select([r["relevance"] for r in results], paper_sel["threshold"], paper_sel["margin"])
             papers = [results[i]["doc_id"] for i in chosen][:min(nav.papers, MAX_PAPERS)]
+            second = cal.get("second_paper")
+            if second and min(nav.papers, MAX_PAPERS) >= 2:
+                # a paper that holds what the question names and the best one lacks is read second,
+                # before any paper chosen by relevance alone (on dev questions, BM25's five best
+                # reranked: mean paper-set F1 .442 against .404, benchmarks/dev_second_paper.py)
+                extra = _second_paper(tb, question, papers[0], results[:int(second.get("candidates", 5))],
+                                      float(second["min_share"]))
+                if extra:
+                    papers, named_second = [papers[0], extra], extra
         else:
             papers = [results[0]["doc_id"]]
     else:
@@ -442,8 +499,10 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     # for a claim is in the body, which is where a reader checks it (QASPER's annotators chose
     # evidence from the full text, never the abstract).  So when a body passage passes the
     # selection threshold, the front matter is neither read nor cited
-    if nav.calibrated and any(not c["front"] and c["relevance"] >= sel["threshold"] for c in candidates):
-        candidates = [c for c in candidates if not c["front"]]
+    # (per paper: a second paper's front matter is judged against its own body)
+    if nav.calibrated:
+        body = {c["doc_id"] for c in candidates if not c["front"] and c["relevance"] >= sel["threshold"]}
+        candidates = [c for c in candidates if not (c["front"] and c["doc_id"] in body)]
 
     # ---- which evidence is cited
     if nav.calibrated:
@@ -453,11 +512,21 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         # 31 located pagebench rows on papers outside the evaluation; first counted over all 75
         # rows, 12, which included evaluation papers): a page-1 sentence is cited only when it is
         # the best candidate of all (which `select` always keeps)
-        top = max(candidates, key=lambda c: c["relevance"])
-        cited = [c for c in cited if c["page"] != 1 or c is top]
+        # (of its paper: each paper read has its own opening)
+        tops = _best_per_paper(candidates)
+        if named_second in tops:
+            # the second paper is read because it holds what the question names and the best paper
+            # lacks (a comparison of two companies): each paper's best passage is cited when it
+            # passes the threshold, whatever the margin to the other paper's best
+            cited += [c for c in tops.values() if c["relevance"] >= sel["threshold"]
+                      and not any(c is k for k in cited)]
+        cited = [c for c in cited if c["page"] != 1 or c is tops[c["doc_id"]]]
     else:
         cited = candidates[:2] if len(candidates) > 1 and candidates[1]["relevance"] >= 0.9 * best else candidates[:1]
-    cited = sorted(cited, key=lambda c: -c["relevance"])[:max_cited]
+    cited = sorted(cited, key=lambda c: -c["relevance"])
+    if nav.calibrated:
+        cited = _keep_each_paper(cited, max_cited)
+    cited = cited[:max_cited]
 
     # ---- read the answer from the best evidence that is not a caption (unless one is asked for)
     missing = [c for c in candidates[:READ_TOP] if c.get("reading") is None]
@@ -469,14 +538,16 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     readable = [c for c in candidates if c.get("reading") is not None
                 and len(c["text"].split()) >= MIN_QUOTE_WORDS
                 and (asks_caption or not CAPTION.match(c["text"]))] or [c for c in candidates if c.get("reading")]
-    holder = readable[0]
-    r0 = holder["reading"]
-    readings = [c["reading"] for c in readable[:READ_TOP]]
-    kind, span = answer_of(r0)
-    title = titles.get(holder["doc_id"], "")
-    if YES_NO_START.match(question) and not re.search(r"\bor\b", question):
-        text = "Yes" if r0.type_probs["yes"] >= r0.type_probs["no"] else "No"
-    else:
+    yes_no = bool(YES_NO_START.match(question)) and not re.search(r"\bor\b", question)
+
+    def read_answer(readable: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str]:
+        """``(answer, the candidate that holds it, answer type)`` from the best of ``readable``."""
+        holder = readable[0]
+        r0 = holder["reading"]
+        kind, span = answer_of(r0)
+        title = titles.get(holder["doc_id"], "")
+        if yes_no:
+            return ("Yes" if r0.type_probs["yes"] >= r0.type_probs["no"] else "No"), holder, kind
         if kind in ("yes", "no"):
             # the type head says yes/no to a question that is not one ("Which plant ...?"): a
             # wh-question is answered by a span, never by "Yes"
@@ -489,18 +560,45 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
                or (CAPTION.match(span) and not ASKS_FOR_TITLE.search(question))
                or (title and _norm(span) and _norm(span) in _norm(title) and not ASKS_FOR_TITLE.search(question)))
         if number:
-            text = number
             # the sentence the number came from holds the answer
-            holder = next((c for c in readable[:2] if number in c["text"]), holder)
-        elif not bad:
-            text = span
-        else:  # the span head gave nothing usable: the clause of the sentence that answers
-            text = nav._extract(question, [holder["text"]])
+            return number, next((c for c in readable[:2] if number in c["text"]), holder), kind
+        if not bad:
+            return span, holder, kind
+        # the span head gave nothing usable: the clause of the sentence that answers
+        return nav._extract(question, [holder["text"]]), holder, kind
+
+    text, holder, kind = read_answer(readable)
+    r0 = readable[0]["reading"]
+    readings = [c["reading"] for c in readable[:READ_TOP]]
+    others = [d for d in dict.fromkeys(c["doc_id"] for c in cited) if d != holder["doc_id"]]
+    if nav.calibrated and not yes_no and others:
+        # evidence from several papers (a comparison of two companies): an answer from each,
+        # labelled with its paper, the best evidence's paper first
+        parts = [f"{_label(titles.get(holder['doc_id'], '')) or holder['doc_id']}: {text}"]
+        holders = [holder]
+        for doc_id in others:
+            own = [c for c in cited if c["doc_id"] == doc_id]
+            # a heading or a title alone ("InnovateTech Solutions") answers nothing: such a paper
+            # keeps its citation but adds no part to the answer
+            own = [c for c in own if len(c["text"].split()) >= MIN_QUOTE_WORDS
+                   and (asks_caption or not CAPTION.match(c["text"]))]
+            if not own:
+                continue
+            unread = [c for c in own if c.get("reading") is None]
+            for c, r in zip(unread, reader.read(question, [c["text"] for c in unread]) if unread else []):
+                c["reading"] = r
+            part, h, _ = read_answer(own)
+            parts.append(f"{_label(titles.get(doc_id, '')) or doc_id}: {part}")
+            holders.append(h)
+        if len(parts) > 1:
+            text = "; ".join(parts)
+            cited = holders + [c for c in cited if not any(c is h for h in holders)]
     # the sentence that holds the answer is quoted first
     if holder not in cited:
         cited = [holder] + cited[:max_cited - 1]
     else:
         cited = [holder] + [c for c in cited if c is not holder]
+    cited = cited[:max_cited]  # an answer from each paper puts its holders first: they stay
     for doc_id in dict.fromkeys(c["doc_id"] for c in cited):  # read the cited pages before answering
         pages = sorted({c["page"] for c in cited if c["doc_id"] == doc_id})[:MAX_PAGES_PER_CALL]
         trace.record(tb, "get_page_content", {"doc_id": doc_id, "pages": pages})

@@ -48,6 +48,12 @@ def _figures_table(training: dict, calibration: dict | None = None) -> Table:
             srcs = list(floor.get("questions", {}))
             table.add_row(what.format(floor["min_coverage"]) + f" ({'; '.join(srcs)})", "–",
                           "; ".join(f"{floor[f'{s}_answered_in']} / {floor[f'{s}_abstained_off']}" for s in srcs))
+    second = (calibration or {}).get("second_paper") or f.get("second_paper")
+    if second:
+        srcs = list(second.get("questions", {}))
+        table.add_row(f"second paper read at named share {second['min_share']}: added / paper-set F1 change "
+                      f"({'; '.join(srcs)})", "–",
+                      "; ".join(f"{second[f'{s}_added']} / {second[f'{s}_f1_change']:+}" for s in srcs))
     return table
 
 
@@ -132,7 +138,7 @@ def register(group: click.Group) -> None:
                     bar.console.print("calibrating the cited evidence on the pages of dev papers ...")
                 elif kind == "calibrate_coverage":
                     bar.console.print("calibrating the off-corpus and in-paper floors on dev questions with and without "
-                                      "their document or evidence ...")
+                                      "their document or evidence, and when a second paper is read ...")
                 elif kind == "data":
                     bar.console.print(f"building the training set from {event['data_dir']} ...")
 

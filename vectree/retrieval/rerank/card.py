@@ -118,6 +118,7 @@ def write_model_card(folder: Path, config) -> Path:
     ]
     lines += coverage_lines((config.calibration or {}).get("coverage"))
     lines += passage_coverage_lines((config.calibration or {}).get("passage_coverage"))
+    lines += second_paper_lines((config.calibration or {}).get("second_paper"))
     lines += page_selection_lines((config.calibration or {}).get("page_selection"))
     lines += [
         "Training log (dev sample):", "",
@@ -169,4 +170,21 @@ def passage_coverage_lines(block: dict | None) -> list[str]:
         f"without their evidence:", "",
         "| source | dev questions | answered with their evidence | abstained on without it |", "|---|---:|---:|---:|",
         *rows, "",
+    ]
+
+
+def second_paper_lines(block: dict | None) -> list[str]:
+    """When a second paper is read (:mod:`vectree.retrieval.rerank.second_paper`) as card lines."""
+    if not block:
+        return []
+    n = block.get("questions", {})
+    return [
+        f"Second paper (`calibration.second_paper`): a question asked of the whole corpus also reads the one of its "
+        f"{block.get('candidates')} best Layer-0 papers that holds the largest share of what the question names "
+        f"(capitalised words, acronyms, names with digits) and the best paper lacks, when that share, IDF-weighted, "
+        f"is at least {block.get('min_share')}. Chosen as the share with the best mean change of paper-set F1 on dev "
+        f"questions (each source counts the same; BM25's five best documents, the first one read):", "",
+        "| source | dev questions | second document added | paper-set F1 change |", "|---|---:|---:|---:|",
+        *[f"| {src} | {n.get(src)} | {block.get(f'{src}_added')} | {block.get(f'{src}_f1_change'):+} |" for src in n],
+        "",
     ]

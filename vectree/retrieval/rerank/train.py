@@ -325,6 +325,12 @@ def calibrate_and_save(reader: Reader, data: ReaderData, out_dir: Path, *, embed
         calibration["passage_coverage"] = block
         figures["passage_coverage_curve"] = curve
         figures["summary"]["passage_coverage"] = block
+        from vectree.retrieval.rerank.second_paper import calibrate_second_paper, second_paper_episodes
+
+        block, curve = calibrate_second_paper(second_paper_episodes(Path(data_dir)))
+        calibration["second_paper"] = block
+        figures["second_paper_curve"] = curve
+        figures["summary"]["second_paper"] = block
     reader.save(out_dir)
     (Path(out_dir) / "dev_curves.json").write_text(json.dumps(figures, indent=1))
     write_model_card(Path(out_dir), reader.config)

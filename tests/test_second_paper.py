@@ -1,0 +1,128 @@
+"""A question that names two things the corpus keeps in two papers reads, cites and answers from both
+(:mod:`vectree.retrieval.rerank.second_paper`, the navigator's paper selection)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from tests import pdfmaker
+from vectree.retrieval.rerank.second_paper import calibrate_second_paper, named_terms, second_paper
+from vectree.retrieval.words import analyze
+
+SHIPPED = Path(__file__).resolve().parents[1] / "vectree" / "models" / "reader" / "config.json"
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+
+
+def test_named_terms_are_what_the_question_capitalises_or_writes_with_digits():
+    q = "What were the impacts of the acquisitions by CleanCo Housekeeping in 2018 and GPT-4 on SQuAD?"
+    named = named_terms(q)
+    assert set(analyze("CleanCo Housekeeping SQuAD")) <= set(named)
+    assert set(analyze("GPT-4")) & set(named)  # letters and digits mixed: a name
+    assert not set(analyze("impacts acquisitions")) & set(named)
+    # the first word is capitalised by grammar, not because it names something; an acronym still does
+    assert not set(analyze("Compare")) & set(named_terms("Compare the two reports"))
+    assert set(analyze("BERT")) <= set(named_terms("BERT beats which baseline?"))
+    assert named_terms("how does capacity fade?") == []
+
+
+def test_the_second_paper_holds_what_the_first_lacks():
+    named = ["cleanco", "retail", "emporium"]
+    first = frozenset({"cleanco", "dividend", "retail"})
+    holds_emporium = frozenset({"emporium", "retail", "dividend"})
+    holds_nothing_named = frozenset({"dividend", "acquisit"})
+    j, share = second_paper(named, first, [holds_nothing_named, holds_emporium],
+                            [first, holds_nothing_named, holds_emporium])
+    assert j == 1 and 0 < share < 1
+    # a first paper that holds every named word needs no second one
+    assert second_paper(named, first | {"emporium"}, [holds_emporium], [first, holds_emporium]) == (-1, 0.0)
+    assert second_paper([], first, [holds_emporium], [first, holds_emporium]) == (-1, 0.0)
+
+
+def test_the_least_share_is_the_one_with_the_best_mean_f1_change():
+    # one-document questions lose F1 when a second paper is added; two-document ones gain it when
+    # the share is high
+    episodes = {"one": [(0.2, -0.5), (0.0, 0.0), (0.0, 0.0)], "two": [(0.6, 0.5), (0.3, 0.3), (0.1, -0.3)]}
+    block, curve = calibrate_second_paper(episodes)
+    # adds the two useful ones, not the one-document question's; of the tied shares the most cautious
+    assert block["min_share"] == 0.3
+    assert block["mean_f1_change"] == pytest.approx(((0.5 + 0.3) / 3) / 2, abs=1e-4)
+    assert curve[-1]["min_share"] == 1.01 and curve[-1]["mean_f1_change"] == 0  # "never" is a choice
+
+
+REPORTS = {
+    "borealis": ("Annual Report of Borealis Shipping Ltd", [
+        ("1 Company profile", "Borealis Shipping Ltd operates container vessels between northern ports."),
+        ("2 Dividends", "In 2019 Borealis Shipping declared a dividend of 40 cents per share to its shareholders."),
+        ("3 Outlook", "Borealis Shipping expects freight volumes to grow with new routes.")]),
+    "quantera": ("Annual Report of Quantera Mining Corp", [
+        ("1 Company profile", "Quantera Mining Corp extracts copper and zinc from open pit mines."),
+        ("2 Acquisitions", "In 2020 Quantera Mining acquired the Redstone copper mine for 90 million dollars."),
+        ("3 Outlook", "Quantera Mining expects copper prices to stay high.")]),
+    "lumen": ("Annual Report of Lumen Textiles Inc", [
+        ("1 Company profile", "Lumen Textiles Inc weaves cotton fabric for clothing brands."),
+        ("2 Dividends", "In 2019 Lumen Textiles declared a dividend of 12 cents per share."),
+        ("3 Acquisitions", "In 2020 Lumen Textiles acquired a dye works.")]),
+    "orchard": ("Annual Report of Orchard Foods plc", [
+        ("1 Company profile", "Orchard Foods plc grows and packs apples and pears."),
+        ("2 Dividends", "In 2019 Orchard Foods declared no dividend."),
+        ("3 Acquisitions", "In 2020 Orchard Foods acquired a cider press.")]),
+}
+
+
+@pytest.fixture(scope="module")
+def reports_store(tmp_path_factory):
+    from vectree.cli import run_ingest
+
+    corpus = tmp_path_factory.mktemp("reports")
+    for name, (title, sections) in REPORTS.items():
+        pdfmaker.write_paper(corpus / f"{name}.pdf", title, sections)
+    store, report, _ = run_ingest([str(corpus)], str(tmp_path_factory.mktemp("reports-store")), quiet=True)
+    assert not report.failed_runs, report.failed_runs
+    return store
+
+
+@pytest.mark.skipif(not SHIPPED.exists(), reason="no shipped reader model")
+def test_a_question_naming_two_companies_is_answered_from_both_reports(reports_store, monkeypatch):
+    from vectree.agent.navigator import OfflineNavigator
+    from vectree.agent.tools import Toolbox
+
+    tb = Toolbox(reports_store)
+    ids = {r["doc_id"].split("-")[0]: r["doc_id"] for r in reports_store.read_catalog()}
+    question = "What dividend did Borealis Shipping declare in 2019 and what did Quantera Mining acquire in 2020?"
+    answer = OfflineNavigator(tb).answer(question)
+    assert not answer.abstained, answer.answer
+    assert {c["doc_id"] for c in answer.citations if c.get("valid", True)} == {ids["borealis"], ids["quantera"]}
+    # an answer from each report, labelled with it
+    assert "Borealis Shipping" in answer.answer and "Quantera Mining" in answer.answer and "; " in answer.answer
+    assert any("40 cents" in c["quote"] for c in answer.citations)
+    assert any("Redstone" in c["quote"] for c in answer.citations)
+    # a question about one company reads its report alone
+    one = OfflineNavigator(tb).answer("What dividend did Borealis Shipping declare in 2019?")
+    assert {c["doc_id"] for c in one.citations} == {ids["borealis"]} and "; " not in one.answer
+    # without the rule the second report is read only if relevance alone admits it
+    block = tb.reranker().config.calibration["second_paper"]
+    monkeypatch.setitem(block, "min_share", 1.01)
+    from vectree.agent.navigator import _second_paper
+
+    results = tb.search_papers(question, 5).data["results"]
+    assert _second_paper(tb, question, results[0]["doc_id"], results, 1.01) is None
+    assert _second_paper(tb, question, results[0]["doc_id"], results, 0.1) in {ids["borealis"], ids["quantera"]}
+
+
+@pytest.mark.skipif(not SHIPPED.exists(), reason="no shipped reader model")
+@pytest.mark.skipif(not (SHARED / "hotpotqa").exists() and os.environ.get("CI") != "true",
+                    reason=f"workplace training data not at {SHARED}")
+def test_the_shipped_second_paper_share_is_reproduced_from_the_training_data():
+    from vectree.retrieval.rerank.second_paper import second_paper_episodes
+
+    episodes = second_paper_episodes(SHARED)
+    block, curve = calibrate_second_paper(episodes)
+    assert block == json.loads(SHIPPED.read_text())["calibration"]["second_paper"]
+    never = curve[-1]
+    assert block["mean_f1_change"] > never["mean_f1_change"]  # it beats never reading a second paper
+    # two-document questions gain, one-document ones lose little
+    assert block["hotpotqa_f1_change"] > 0.05 and block["qasper_f1_change"] > -0.01
