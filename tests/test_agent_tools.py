@@ -377,3 +377,19 @@ def test_within_paper_queries_gain_the_papers_own_abbreviations(demo_store, tool
     assert "searched_as" not in toolbox.search_within_paper(doc, other, k=3).data
     # the paper also defines "state of health (SoH)": either form finds the other
     assert "(SoH)" in toolbox.search_within_paper(doc, "How is the state of health estimated?", k=3).data["searched_as"]
+
+
+def test_a_quantity_keeps_its_magnitude_currency_and_unit_and_a_year_is_not_one():
+    from vectree.agent.navigator import numeric_answer
+
+    assert numeric_answer("How many papers does S2ORC contain?",
+                          ["S2ORC consists of 81.1M papers and 380.5M citation links."]) == "81.1M papers"
+    assert numeric_answer("How much funding was raised in 2021?",
+                          ["In November 2021 the company raised $20 million through an IPO."]) == "$20 million"
+    assert numeric_answer("How large is the raw corpus?", ["The raw corpus holds about 100 million sentences."]) \
+        == "about 100 million"
+    # a bare year dates something: it is never the quantity asked for
+    assert numeric_answer("How much did AccuTech invest?", ["In 2019 AccuTech invested heavily in research."]) is None
+    # a number the question already names is not its answer; one inside a name is not a number
+    assert numeric_answer("How many of the 12 gauges failed?", ["Of the 12 gauges, 3 gauges failed."]) == "3"
+    assert numeric_answer("How many cells were tested?", ["The HELIX-212 rig tested 48 cells."]) == "48 cells"

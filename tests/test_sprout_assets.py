@@ -287,7 +287,7 @@ def test_train_cli_prints_data_progress_figures_and_the_command_that_makes_it_li
     live_before = current_model_dir(store)
     data = write_synthetic_training_data(tmp_path / "syn", n_questions=20, n_articles=8)
     res = CliRunner().invoke(main, ["sprout", "train", "--store", str(store.root), "--quick", "--data", str(data),
-                                    "--epochs", "1", "--no-live", "--no-trees"])
+                                    "--epochs", "1", "--no-live", "--no-trees", "--no-lexical"])
     text = _output(res)
     assert res.exit_code == 0, text
     assert "training data" in text and "hotpotqa" in text and "qasper" in text
@@ -302,6 +302,10 @@ def test_train_cli_prints_data_progress_figures_and_the_command_that_makes_it_li
     card = (new[0] / "MODEL_CARD.md").read_text()
     assert "licence-compatible" in card and "IE@1" in card and "Benchmark model" not in card
     assert "## Within-paper vote weight" in card and "returned nodes: only those inside one paragraph" in card
+    # --no-lexical: the scorer reads cosine features only (the sprout-nolex ablation as a model)
+    from vectree.retrieval.sprout.model import load_model
+
+    assert "cosine features only" in card and not load_model(new[0]).node_scorer.reads_lexical
 
 
 def test_a_model_that_did_not_learn_is_written_but_not_made_live(trained_store, tmp_path, monkeypatch):

@@ -246,7 +246,9 @@ UNIT = (r"%|‰|°\s?C|K\b|kJ/mol|J/mol|[kMGT]?Wh\b|[kMG]?W\b|[mµk]?V\b|m?Ah\b|
         r"(?:seconds|minutes|hours|days|weeks|months|years|cycles|cells|modules|spectra|events|parameters|samples|"
         r"papers|questions|documents|words|tokens|epochs|layers|points|times|fold|x)\b")
 NUMBER_SPAN = re.compile(
-    r"(?:(?:about|approximately|around|roughly|nearly|over|under|every|up to)\s+)?[-+]?\d[\d,]*(?:\.\d+)?"
+    r"(?:(?:about|approximately|around|roughly|nearly|over|under|every|up to)\s+)?(?:[$€£]\s?)?[-+]?\d[\d,]*(?:\.\d+)?"
+    # a magnitude ("81.1M papers", "100 million sentences") belongs to the number
+    r"(?:\s?(?:[kKMB]\b|thousand\b|million\b|billion\b|trillion\b))?"
     r"(?:\s?(?:" + UNIT + r"))?(?:\s?(?:per|/)\s?[a-z]+\b)?")
 REFERENCE_BEFORE = re.compile(r"(section|sec\.|fig\.|figure|table|eq\.|equation|ref\.|appendix|step|stage|phase)\s*$", re.I)
 
@@ -279,6 +281,8 @@ def numeric_answer(question: str, evidence: list[str]) -> str | None:
                 continue
             if m.start() > 0 and (sent[m.start() - 1].isalnum() or sent[m.start() - 1] in "-_"):
                 continue  # a digit inside a name such as HELIX-212 or NMC811
+            if re.fullmatch(r"(?:19|20)\d\d", m.group().strip(" ,;.()")):
+                continue  # a bare year dates something; it is not the quantity asked for
             idx = sum(1 for start, _ in tokens if start < m.start())
             closeness = sum(1.0 / (1 + abs(idx - a)) for a in anchors)
             score = (closeness + 0.1) / (1 + rank)

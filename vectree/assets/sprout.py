@@ -111,6 +111,7 @@ class SproutModelConfig(dg.Config):
     threads: int = 2
     make_live: bool = True  # False: write the model beside the others; `vectree sprout use ID` makes it live
     force_live: bool = False  # make it live even when its dev IE did not rise over the untrained model's
+    lexical: bool = True  # False: the node scorer reads cosine features only (no query words in the nodes)
 
 
 def _loss_table(history: list) -> str:
@@ -195,6 +196,7 @@ def sprout_model(context: dg.AssetExecutionContext, config: SproutModelConfig, v
         TrainConfig(seed=config.seed, threads=config.threads)
     if config.epochs:
         tc.epochs = config.epochs
+    tc.lexical = config.lexical
     dev = ts.split("dev")
     result = train(ts.split("train"), dev, tc, log=_progress(context), progress=_events())
     model = result.model

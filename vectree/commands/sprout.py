@@ -42,7 +42,7 @@ def _failure_message(result) -> str:
 def train_through_dagster(store_root: str | None = None, *, quick: bool = False, data_dir: str = "",
                           epochs: int = 0, seed: int = 13, rebuild_trees: bool = True, quiet: bool = False,
                           sources: tuple[str, ...] = ("hotpotqa", "qasper"), make_live: bool = True,
-                          force_live: bool = False) -> dict:
+                          force_live: bool = False, lexical: bool = True) -> dict:
     """Materialise ``sprout_training_set`` and ``sprout_model`` with training switched on, then
     (when the new model is live) rebuild ``sprout_tree`` for every paper partition; returns a summary
     (``model``: the new model, ``folder``: where it was written, ``trees``/``failed``)."""
@@ -66,7 +66,7 @@ def train_through_dagster(store_root: str | None = None, *, quick: bool = False,
             "sprout_training_set": {"config": {"build": True, "quick": quick, "data_dir": data_dir,
                                                "sources": list(sources)}},
             "sprout_model": {"config": {"train": True, "quick": quick, "epochs": epochs, "seed": seed,
-                                        "make_live": make_live, "force_live": force_live}},
+                                        "make_live": make_live, "force_live": force_live, "lexical": lexical}},
         },
     }
     result = dg.materialize(assets, selection=[dg.AssetKey("sprout_training_set"), dg.AssetKey("sprout_model")],
@@ -212,7 +212,10 @@ def register(group: click.Group) -> None:
     @click.option("--force-live", is_flag=True, help="Make it live even when its dev IE did not rise over the "
                   "untrained model's (by default such a model is written but the live one stays).")
     @click.option("--no-trees", is_flag=True, help="Train only; do not rebuild the papers' trees.")
-    def train_cmd(store_root, quick, data_dir, sources, epochs, seed, no_live, force_live, no_trees) -> None:
+    @click.option("--no-lexical", is_flag=True, help="The node scorer reads cosine features only, not the query's "
+                  "words in each node (the `sprout-nolex` ablation as a model of its own).")
+    def train_cmd(store_root, quick, data_dir, sources, epochs, seed, no_live, force_live, no_trees,
+                  no_lexical) -> None:
         """Build the training set, train the model (through Dagster), make it live and rebuild every
         paper's tree.  Prints the data per source, a bar per training phase with its dev metric, the
         dev figures before and after, where the model was written and how to switch models."""
@@ -236,7 +239,8 @@ def register(group: click.Group) -> None:
             try:
                 out = train_through_dagster(store_root, quick=quick, data_dir=data_dir, epochs=epochs, seed=seed,
                                             rebuild_trees=not no_trees, sources=tuple(sources) or ("hotpotqa", "qasper"),
-                                            make_live=not no_live, force_live=force_live)
+                                            make_live=not no_live, force_live=force_live,
+                                            lexical=not no_lexical)
             finally:
                 logger.removeHandler(handler)
             progress.update(handler.line, description="done", total=1, completed=1)
