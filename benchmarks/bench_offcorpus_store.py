@@ -21,7 +21,9 @@ Measured 2026-12-06 (night; 2 CPU cores shared with a test run), the same store 
 |---|---:|---:|---:|
 | off-corpus floor .35 on single papers (the evening's) | 33 / 40 | 9 / 40 | 1 / 4 |
 | + in-paper floor .20 | 37 / 40 | 13 / 40 | 1 / 4 |
-| off-corpus floor .20 on one or two papers + in-paper floor over the papers read (shipped) | 36 / 40 | 9 / 40 | 1 / 4 |
+| off-corpus floor .20 on one or two papers + in-paper floor over the papers read | 36 / 40 | 9 / 40 | 1 / 4 |
+| + a second paper read for the named words the best lacks (session 8) | 33 / 40 | 8 / 40 | 1 / 4 |
+| + that paper held to the best paper's abstention rule, title case guarded (shipped) | 36 / 40 | 8 / 40 | 1 / 4 |
 
 The in-corpus question abstained on in every row is "What is the Random Kitchen Sink approach?":
 Layer 0 does not put its paper among the five best (dense search misses it), so no candidate

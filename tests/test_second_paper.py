@@ -27,6 +27,9 @@ def test_named_terms_are_what_the_question_capitalises_or_writes_with_digits():
     assert not set(analyze("Compare")) & set(named_terms("Compare the two reports"))
     assert set(analyze("BERT")) <= set(named_terms("BERT beats which baseline?"))
     assert named_terms("how does capacity fade?") == []
+    # a question in title case capitalises every word: only its acronyms and names with digits name
+    title = named_terms("Can a Novel Surgical Approach to the Temporomandibular Joint Improve Access for HIV Patients?")
+    assert title == analyze("HIV")
 
 
 def test_the_second_paper_holds_what_the_first_lacks():
@@ -103,6 +106,23 @@ def test_a_question_naming_two_companies_is_answered_from_both_reports(reports_s
     # a question about one company reads its report alone
     one = OfflineNavigator(tb).answer("What dividend did Borealis Shipping declare in 2019?")
     assert {c["doc_id"] for c in one.citations} == {ids["borealis"]} and "; " not in one.answer
+    # the report read for its named words answers the best report's abstention rule: when its
+    # relevance and its best evidence's, averaged, fall below the threshold, it is not cited
+    from vectree.agent.navigator import READ_CANDIDATES
+
+    relevance = {r["doc_id"]: r["score"] for r in tb.search_papers(question, 5).data["results"]}
+    joint = {d: (relevance[d] + max(h["relevance"] for h in tb.search_within_paper(d, question, READ_CANDIDATES)
+                                    .data["results"])) / 2 for d in (ids["borealis"], ids["quantera"])}
+    first = max(relevance, key=relevance.get)  # the best paper; the other is read for its names
+    second = ({ids["borealis"], ids["quantera"]} - {first}).pop()
+    evidence = tb.reranker().config.calibration["evidence"]
+    monkeypatch.setitem(evidence, "abstain_below", joint[second] + 0.001)
+    alone = OfflineNavigator(tb).answer(question)
+    if joint[first] > joint[second] + 0.001:  # the best report still passes on its own
+        assert not alone.abstained and {c["doc_id"] for c in alone.citations} == {first}
+    else:  # the threshold that drops the second drops the best one too
+        assert alone.abstained
+    monkeypatch.setitem(evidence, "abstain_below", 0.0)
     # without the rule the second report is read only if relevance alone admits it
     block = tb.reranker().config.calibration["second_paper"]
     monkeypatch.setitem(block, "min_share", 1.01)

@@ -460,6 +460,16 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
             candidates.append({"doc_id": doc_id, "page": passages.pages[i], "text": passages.texts[i],
                                "relevance": float(h["relevance"]), "reading": readings.get(i),
                                "front": passages.nodes[i] in front})
+    if named_second is not None and nav.calibrated:
+        # the paper read for its named words answers the same abstention rule as the best paper:
+        # its relevance and its best evidence's, averaged, reach the calibrated threshold (a
+        # name alone, "HIV" in an NLP paper's related work, does not make it the second half of
+        # the answer)
+        own = [c["relevance"] for c in candidates if c["doc_id"] == named_second]
+        second_rel = next((float(r.get("relevance", 0.0)) for r in results if r["doc_id"] == named_second), 0.0)
+        if not own or (max(own) + second_rel) / 2 < abstain_below:
+            candidates = [c for c in candidates if c["doc_id"] != named_second]
+            named_second = None
     if not candidates:
         return nav._no_answer(question, trace, started, "the papers hold no passages to read")
     # candidates stay in the tools' order (hybrid and reranker orders fused, best paper first);

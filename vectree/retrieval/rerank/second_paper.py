@@ -17,8 +17,12 @@ A broader rule was tried first (``benchmarks/dev_second_paper.py``'s history): a
 that adds the most IDF-weighted coverage of *all* the question's words.  Its best point changed the
 mean paper-set F1 of training-side dev questions by +.002 (QASPER -.033, PubMedQA -.023, HotpotQA
 +.063): a one-document question's other candidates also hold some of its common words.  Restricted
-to named words it gains +.044 on the same questions (QASPER -.002, PubMedQA -.023, HotpotQA +.158),
-and +.029 on the training split, which chose nothing.
+to named words it gains +.046 on the same questions (QASPER -.002, PubMedQA -.019, HotpotQA +.158),
+and +.032 on the training split, which chose nothing.  A question in title case capitalises
+every word, so there only acronyms and names with digits count.  The navigator also holds the
+paper read this way to the best paper's abstention rule (its relevance and its best evidence's,
+averaged, must reach the calibrated threshold): a name alone does not make a paper the answer's
+second half.
 
 The least share of the named words' IDF weight the second paper must add is calibrated by
 :func:`calibrate_second_paper` on :func:`second_paper_episodes` (dev questions of QASPER dev
@@ -43,11 +47,18 @@ def named_terms(question: str) -> list[str]:
     """The question's analysed words (:func:`~.coverage.question_terms`) that it writes with a
     capital letter (its first word only when all capitals, an acronym) or with letters and digits
     mixed ("GPT-4", "H2O"): what it names, in order."""
+    tokens = _TOKEN.findall(question)
+    words = [t for t in tokens[1:] if t[0].isalpha() and len(analyze(t)) > 0]
+    # a question in title case ("Can a Novel Surgical Approach Improve Access?") capitalises
+    # everything: then only its acronyms and names with digits name something
+    # (nearly every content word capitalised: "Compare the Board of Directors changes of Vanguard Media
+    # Group and StrongBuild Construction" still has its "changes")
+    title_case = len(words) >= 4 and sum(t[0].isupper() for t in words) >= 0.9 * len(words)
     named: list[str] = []
-    for i, token in enumerate(_TOKEN.findall(question)):
+    for i, token in enumerate(tokens):
         acronym = token.isupper() and len(token) > 1
         mixed = any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
-        if (i > 0 and token[0].isupper()) or acronym or mixed:
+        if (i > 0 and token[0].isupper() and not title_case) or acronym or mixed:
             named.extend(analyze(token))
     asked = set(question_terms(question))
     return [t for t in dict.fromkeys(named) if t in asked]
