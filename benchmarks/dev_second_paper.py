@@ -35,11 +35,9 @@ def order_of_choice(data_dir: Path, split: str = "dev") -> dict[str, dict[str, f
     """Mean paper-set F1 per source of: the first document alone, relevance selection, relevance
     then the named complement, the named complement first (the shipped reader's calibration)."""
     from vectree.retrieval.rerank.calibrate import relevance_prob, select
-    from vectree.retrieval.rerank.coverage import CANDIDATES, _bm25_ranker, _hotpotqa_paragraphs, question_terms, text_terms
-    from vectree.retrieval.rerank.data import eval_article_ids, pubmedqa_split, read_pubmedqa
+    from vectree.retrieval.rerank.coverage import CANDIDATES, _bm25_ranker, dev_sources, question_terms, text_terms
     from vectree.retrieval.rerank.model import get_reader
     from vectree.retrieval.rerank.second_paper import named_terms, second_paper
-    from vectree.retrieval.sprout.data import qasper_docs
 
     reader = get_reader()
     cal = reader.config.calibration
@@ -73,15 +71,7 @@ def order_of_choice(data_dir: Path, split: str = "dev") -> dict[str, dict[str, f
             out["named first"].append(f1([top[0], named] if named else chosen, own))
         return {k: mean(v) for k, v in out.items()}
 
-    excluded = eval_article_ids(data_dir)
-    docs = [d for d in qasper_docs(data_dir) if d.key not in excluded]
-    res = {"qasper": run({d.key: list(d.chunks) for d in docs},
-                         [(q.text, d.key) for d in docs if d.split == split for q in d.queries])}
-    abstracts, rows = read_pubmedqa(data_dir)
-    res["pubmedqa"] = run(abstracts, [(str(r["question"]), str(r["pmid"])) for r in rows
-                                      if pubmedqa_split(str(r["pmid"])) == split and str(r["pmid"]) in abstracts])
-    res["hotpotqa"] = run(*_hotpotqa_paragraphs(data_dir, split))
-    return res
+    return {src: run(texts, questions) for src, (texts, questions) in dev_sources(data_dir, split).items()}
 
 
 def main() -> None:

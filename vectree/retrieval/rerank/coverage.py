@@ -195,32 +195,34 @@ def _bm25_ranker(corpus_texts: dict[str, list[str]]):
     return rank
 
 
-def training_episodes(data_dir: Path, *, split: str = "dev") -> dict[str, tuple[list[float], list[float]]]:
-    """In- and off-corpus best coverage per source, from the reader's training data: QASPER
-    dev-dictionary articles (their evidence paragraphs; never an evaluation paper), PubMedQA
-    abstracts and HotpotQA paragraphs (two-document questions: both supporting paragraphs are
-    taken out for the off-corpus episode); the questions of ``split`` only (the reader's split of
-    each source)."""
+def dev_sources(data_dir: Path, split: str = "dev") -> dict[str, tuple[dict[str, list[str]], list[tuple[str, Any]]]]:
+    """The reader's training-side document collections, each ``(texts by document key, questions of
+    split with their own key or keys)``: QASPER dev-dictionary articles (their evidence paragraphs
+    among the rest; never an evaluation paper) and PubMedQA abstracts, one document per question,
+    and HotpotQA paragraphs, two per question (:func:`_hotpotqa_paragraphs`)."""
     from vectree.retrieval.sprout.data import qasper_docs
 
     from .data import eval_article_ids, pubmedqa_split, read_pubmedqa
 
     data_dir = Path(data_dir)
-    out: dict[str, tuple[list[float], list[float]]] = {}
     excluded = eval_article_ids(data_dir)
     docs = [d for d in qasper_docs(data_dir) if d.key not in excluded]
-    texts = {d.key: list(d.chunks) for d in docs}
-    corpus = {k: text_terms(v) for k, v in texts.items()}
-    questions = [(q.text, d.key) for d in docs if d.split == split for q in d.queries]
-    out["qasper"] = _episodes(corpus, questions, _bm25_ranker(texts))
+    out: dict[str, tuple[dict[str, list[str]], list[tuple[str, Any]]]] = {
+        "qasper": ({d.key: list(d.chunks) for d in docs},
+                   [(q.text, d.key) for d in docs if d.split == split for q in d.queries])}
     abstracts, rows = read_pubmedqa(data_dir)
-    corpus = {k: text_terms(v) for k, v in abstracts.items()}
-    questions = [(str(r["question"]), str(r["pmid"])) for r in rows
-                 if pubmedqa_split(str(r["pmid"])) == split and str(r["pmid"]) in corpus]
-    out["pubmedqa"] = _episodes(corpus, questions, _bm25_ranker(abstracts))
-    texts, questions = _hotpotqa_paragraphs(data_dir, split)
-    out["hotpotqa"] = _episodes({k: text_terms(v) for k, v in texts.items()}, questions, _bm25_ranker(texts))
+    out["pubmedqa"] = (abstracts, [(str(r["question"]), str(r["pmid"])) for r in rows
+                                   if pubmedqa_split(str(r["pmid"])) == split and str(r["pmid"]) in abstracts])
+    out["hotpotqa"] = _hotpotqa_paragraphs(data_dir, split)
     return out
+
+
+def training_episodes(data_dir: Path, *, split: str = "dev") -> dict[str, tuple[list[float], list[float]]]:
+    """In- and off-corpus best coverage per source of :func:`dev_sources` (for HotpotQA's
+    two-document questions both supporting paragraphs are taken out for the off-corpus episode);
+    the questions of ``split`` only (the reader's split of each source)."""
+    return {src: _episodes({k: text_terms(v) for k, v in texts.items()}, questions, _bm25_ranker(texts))
+            for src, (texts, questions) in dev_sources(data_dir, split).items()}
 
 
 def _hotpotqa_paragraphs(data_dir: Path, split: str) -> tuple[dict[str, list[str]], list[tuple[str, frozenset[str]]]]:

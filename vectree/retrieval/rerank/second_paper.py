@@ -38,7 +38,7 @@ from typing import Any, Sequence
 
 from vectree.retrieval.words import analyze
 
-from .coverage import CANDIDATES, GRID, _bm25_ranker, _hotpotqa_paragraphs, question_terms, term_weights, text_terms
+from .coverage import CANDIDATES, GRID, _bm25_ranker, dev_sources, question_terms, term_weights, text_terms
 
 _TOKEN = re.compile(r"[A-Za-z0-9][\w\-'.&]*")
 
@@ -88,8 +88,6 @@ def second_paper_episodes(data_dir: Path, *, split: str = "dev") -> dict[str, li
     question over its :data:`~.coverage.CANDIDATES` best documents by BM25 (the first is the one
     read anyway).  QASPER dev-dictionary articles (never an evaluation paper) and PubMedQA abstracts
     need one document; HotpotQA's questions two."""
-    from .data import eval_article_ids, pubmedqa_split, read_pubmedqa
-    from vectree.retrieval.sprout.data import qasper_docs
 
     def f1(chosen: Sequence[str], gold: frozenset[str]) -> float:
         hit = len(set(chosen) & gold)
@@ -108,17 +106,7 @@ def second_paper_episodes(data_dir: Path, *, split: str = "dev") -> dict[str, li
             out.append((share, f1(top[:1] + [top[1 + j]], own) - f1(top[:1], own) if j >= 0 else 0.0))
         return out
 
-    data_dir = Path(data_dir)
-    excluded = eval_article_ids(data_dir)
-    docs = [d for d in qasper_docs(data_dir) if d.key not in excluded]
-    out = {"qasper": run({d.key: list(d.chunks) for d in docs},
-                         [(q.text, d.key) for d in docs if d.split == split for q in d.queries])}
-    abstracts, rows = read_pubmedqa(data_dir)
-    out["pubmedqa"] = run(abstracts, [(str(r["question"]), str(r["pmid"])) for r in rows
-                                      if pubmedqa_split(str(r["pmid"])) == split and str(r["pmid"]) in abstracts])
-    texts, questions = _hotpotqa_paragraphs(data_dir, split)
-    out["hotpotqa"] = run(texts, questions)
-    return out
+    return {src: run(texts, questions) for src, (texts, questions) in dev_sources(data_dir, split).items()}
 
 
 def calibrate_second_paper(episodes: dict[str, list[tuple[float, float]]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
