@@ -211,6 +211,36 @@ def _sentences_inside(sentences: Sequence[Span], regions: Sequence[Span]) -> lis
 
 
 # ---- HotpotQA ------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class IrcotQuestion:
+    """One row of the IRCoT HotpotQA file as written there: its context paragraphs are
+    ``(title, paragraph text, is supporting)``, the text untouched (each reader normalises it
+    its own way), ``answers`` every answer span."""
+
+    question_id: str
+    question: str
+    answers: tuple[str, ...]
+    paragraphs: tuple[tuple[str, str, bool], ...]
+
+
+def read_hotpotqa_ircot(data_dir: str | Path) -> list[IrcotQuestion]:
+    """Every question of ``data_dir/ircot_format_dev_subsampled.jsonl`` (every split), in file
+    order; a missing file or field raises :class:`DatasetLayoutError` naming it.  The one reader
+    of that file: the benchmark (:func:`load_hotpotqa`), SproutRAG's and the reader's training data
+    and the reader's calibrations all go through it."""
+    path = _require(Path(data_dir), HOTPOTQA_IRCOT)
+    out = []
+    for n, row in enumerate(_read_jsonl(path), 1):
+        where = f"line {n}"
+        contexts = _field(row, "contexts", path, where)
+        out.append(IrcotQuestion(
+            str(_field(row, "question_id", path, where)), str(_field(row, "question_text", path, where)),
+            tuple(str(s) for a in row.get("answers_objects", []) for s in a.get("spans", [])),
+            tuple((str(c.get("title", "")), str(_field(c, "paragraph_text", path, where)), bool(c.get("is_supporting")))
+                  for c in contexts)))
+    return out
+
+
 def load_hotpotqa(data_dir: str | Path, *, sources: Sequence[str] = ("ircot", "distractor")) -> SentenceBenchmark:
     """HotpotQA questions of the IRCoT and/or the distractor file, one document per question."""
     data_dir = Path(data_dir)
@@ -221,21 +251,15 @@ def load_hotpotqa(data_dir: str | Path, *, sources: Sequence[str] = ("ircot", "d
     if unknown:
         raise ValueError(f"unknown HotpotQA sources {sorted(unknown)}; use 'ircot' and/or 'distractor'")
     if "ircot" in sources:
-        path = files["ircot"] = _require(data_dir, HOTPOTQA_IRCOT)
-        for n, row in enumerate(_read_jsonl(path), 1):
-            where = f"line {n}"
-            qid = str(_field(row, "question_id", path, where))
-            contexts = _field(row, "contexts", path, where)
-            paras = [(str(c.get("title", "")), _one_line(str(_field(c, "paragraph_text", path, where))))
-                     for c in contexts]
-            text, spans = _join_paragraphs(paras)
-            doc = Document(f"hotpotqa-{qid}", text, title=row.get("question_text", ""), paragraphs=spans)
-            regions = [(p.start, p.end) for p, c in zip(spans, contexts) if c.get("is_supporting")]
+        files["ircot"] = _require(data_dir, HOTPOTQA_IRCOT)
+        for row in read_hotpotqa_ircot(data_dir):
+            text, spans = _join_paragraphs([(title, _one_line(para)) for title, para, _ in row.paragraphs])
+            doc = Document(f"hotpotqa-{row.question_id}", text, title=row.question, paragraphs=spans)
+            regions = [(p.start, p.end) for p, (_, _, supporting) in zip(spans, row.paragraphs) if supporting]
             gold = frozenset((doc.doc_id, i) for i in _sentences_inside(doc.sentences, regions))
-            answers = [s for a in row.get("answers_objects", []) for s in a.get("spans", [])]
             documents[doc.doc_id] = doc
-            queries.append(Query(qid, str(_field(row, "question_text", path, where)), (doc.doc_id,), gold,
-                                 source="ircot", answer="; ".join(answers), gold_doc_ids=(doc.doc_id,)))
+            queries.append(Query(row.question_id, row.question, (doc.doc_id,), gold,
+                                 source="ircot", answer="; ".join(row.answers), gold_doc_ids=(doc.doc_id,)))
     if "distractor" in sources:
         path = files["distractor"] = _require(data_dir, HOTPOTQA_DISTRACTOR)
         data = _read_json(path)

@@ -228,28 +228,22 @@ def training_episodes(data_dir: Path, *, split: str = "dev") -> dict[str, tuple[
 def _hotpotqa_paragraphs(data_dir: Path, split: str) -> tuple[dict[str, list[str]], list[tuple[str, frozenset[str]]]]:
     """HotpotQA's IRCoT paragraphs of the reader's train and dev questions as documents (keyed by
     title) and the ``split`` questions with their two supporting titles: multi-document questions."""
-    import json
-
+    from vectree.retrieval.datasets import read_hotpotqa_ircot
     from vectree.retrieval.sprout.data import hotpotqa_split
 
     texts: dict[str, list[str]] = {}
     questions = []
-    path = Path(data_dir) / "hotpotqa" / "ircot_format_dev_subsampled.jsonl"
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        which = hotpotqa_split(str(row["question_id"]))
+    for row in read_hotpotqa_ircot(Path(data_dir) / "hotpotqa"):
+        which = hotpotqa_split(row.question_id)
         if which == "test":  # never read: the SproutRAG and reader test questions
             continue
         own = set()
-        for c in row["contexts"]:
-            title = str(c.get("title", ""))
-            texts.setdefault(title, [f"{title}: {' '.join(str(c.get('paragraph_text', '')).split())}"])
-            if c.get("is_supporting"):
+        for title, para, supporting in row.paragraphs:
+            texts.setdefault(title, [f"{title}: {' '.join(para.split())}"])
+            if supporting:
                 own.add(title)
         if which == split and own:
-            questions.append((str(row["question_text"]), frozenset(own)))
+            questions.append((row.question, frozenset(own)))
     return texts, questions
 
 

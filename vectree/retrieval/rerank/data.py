@@ -254,21 +254,18 @@ def pagebench_examples(data_dir: Path, excluded: set[str]) -> list[Example]:
 def hotpotqa_examples(data_dir: Path) -> list[Example]:
     from vectree.retrieval.sprout.data import hotpotqa_split
 
-    path = data_dir / "hotpotqa" / "ircot_format_dev_subsampled.jsonl"
+    from vectree.retrieval.datasets import read_hotpotqa_ircot
+
     out = []
-    for line in path.read_text(encoding="utf-8").split("\n"):
-        if not line.strip():
-            continue
-        row = json.loads(line)
-        qid = str(row["question_id"])
+    for row in read_hotpotqa_ircot(data_dir / "hotpotqa"):
+        qid = row.question_id
         split = hotpotqa_split(qid)
         if split == "test":
             continue
-        question = row["question_text"]
-        answers = [s for a in row.get("answers_objects", []) for s in a.get("spans", []) if s]
+        question = row.question
+        answers = [s for s in row.answers if s]
         answer = answers[0] if answers else ""
-        paras = [(c.get("title", ""), " ".join(str(c.get("paragraph_text", "")).split()), bool(c.get("is_supporting")))
-                 for c in row["contexts"]]
+        paras = [(t, " ".join(p.split()), sup) for t, p, sup in row.paragraphs]
         texts = [f"{t}: {p}" if t else p for t, p, _ in paras]
         for text, (_, _, sup) in zip(texts, paras):
             if not sup:
