@@ -146,3 +146,23 @@ def test_the_shipped_second_paper_share_is_reproduced_from_the_training_data():
     assert block["mean_f1_change"] > never["mean_f1_change"]  # it beats never reading a second paper
     # two-document questions gain, one-document ones lose little
     assert block["hotpotqa_f1_change"] > 0.05 and block["qasper_f1_change"] > -0.01
+
+
+def test_each_paper_keeps_a_quotable_passage_when_the_citations_are_cut():
+    from vectree.agent.navigator import _best_per_paper, _keep_each_paper, _quotable
+
+    def c(doc, rel, text):
+        return {"doc_id": doc, "relevance": rel, "text": text}
+
+    heading = c("b", 0.61, "3 Design of papermage")
+    cited = [c("a", 0.71, "S2ORC consists of 81.1M papers and citation links."),
+             c("a", 0.67, "The corpus covers many academic disciplines in full text."),
+             heading,
+             c("a", 0.60, "Papers are clustered by their identifiers before parsing."),
+             c("b", 0.52, "papermage provides a unified interface called Predictors.")]
+    kept = _keep_each_paper(cited, 3)
+    # paper b keeps its quotable passage, not only its heading; the order stays by relevance
+    assert [x["relevance"] for x in kept] == [0.71, 0.67, 0.52]
+    assert _best_per_paper(cited)["b"] is heading
+    assert _best_per_paper(cited, _quotable)["b"]["relevance"] == 0.52
+    assert _best_per_paper([heading], _quotable)["b"] is heading  # none quotable: the best one

@@ -342,19 +342,33 @@ def _label(title: str) -> str:
     return " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
 
 
-def _best_per_paper(candidates: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    """Each paper's most relevant candidate, by paper."""
+def _quotable(c: dict[str, Any]) -> bool:
+    """Long enough to count as a quote (a heading such as "3 Design of papermage" is not)."""
+    return len(c["text"].split()) >= MIN_QUOTE_WORDS
+
+
+def _best_per_paper(candidates: list[dict[str, Any]], prefer=None) -> dict[str, dict[str, Any]]:
+    """Each paper's most relevant candidate, by paper; with ``prefer`` (a predicate), the most
+    relevant of those it accepts, when the paper has any."""
     tops: dict[str, dict[str, Any]] = {}
     for c in candidates:
-        if c["doc_id"] not in tops or c["relevance"] > tops[c["doc_id"]]["relevance"]:
+        held = tops.get(c["doc_id"])
+        better = held is None or c["relevance"] > held["relevance"]
+        if prefer is not None and held is not None and prefer(held) != prefer(c):
+            better = prefer(c)
+        if better:
             tops[c["doc_id"]] = c
     return tops
 
 
 def _keep_each_paper(cited: list[dict[str, Any]], limit: int) -> list[dict[str, Any]]:
-    """``cited`` (best first) cut to ``limit`` so that every paper in it keeps its best passage:
-    the first passage of each paper, then the rest in order."""
-    firsts = list(_best_per_paper(cited).values())[:limit]
+    """``cited`` (in order) cut to ``limit`` so that every paper in it keeps its first quotable
+    passage (its first passage when none is): those first, then the rest in order."""
+    firsts: list[dict[str, Any]] = []
+    for doc_id in dict.fromkeys(c["doc_id"] for c in cited):
+        own = [c for c in cited if c["doc_id"] == doc_id]
+        firsts.append(next((c for c in own if _quotable(c)), own[0]))
+    firsts = firsts[:limit]
     rest = [c for c in cited if not any(c is f for f in firsts)]
     keep = firsts + rest[:max(limit - len(firsts), 0)]
     return [c for c in cited if any(c is k for k in keep)]
@@ -519,6 +533,14 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         candidates = [c for c in candidates if not (c["front"] and c["doc_id"] in body)]
 
     # ---- which evidence is cited
+    asks_caption = bool(ASKS_FOR_TITLE.search(question)) or bool(re.search(r"\b(figure|table|fig)\b", question, re.I))
+
+    def answers_from(c: dict[str, Any]) -> bool:
+        """Can the answer be read from ``c``?  Not from a heading or a fragment ("Results and
+        Discussion": shorter than a quote must be), a caption (unless one is asked for), or a
+        question the paper asks ("How could researchers leverage papermage?")."""
+        return (_quotable(c) and (asks_caption or not CAPTION.match(c["text"]))
+                and not c["text"].rstrip().endswith("?"))
     if nav.calibrated:
         cited = [candidates[i] for i in select([c["relevance"] for c in candidates], sel["threshold"], sel["margin"])]
         # page 1 (title, abstract, the opening) restates the whole paper, so its sentences pass the
@@ -527,14 +549,15 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         # rows, 12, which included evaluation papers): a page-1 sentence is cited only when it is
         # the best candidate of all (which `select` always keeps)
         # (of its paper: each paper read has its own opening)
-        tops = _best_per_paper(candidates)
+        # (a second paper's part of the answer is read from its best passage that can answer)
+        tops, quotable_tops = _best_per_paper(candidates), _best_per_paper(candidates, answers_from)
         if named_second in tops:
             # the second paper is read because it holds what the question names and the best paper
-            # lacks (a comparison of two companies): each paper's best passage is cited when it
-            # passes the threshold, whatever the margin to the other paper's best
-            cited += [c for c in tops.values() if c["relevance"] >= sel["threshold"]
-                      and not any(c is k for k in cited)]
-        cited = [c for c in cited if c["page"] != 1 or c is tops[c["doc_id"]]]
+            # lacks (a comparison of two companies): each paper's best quotable passage is cited
+            # when it passes the threshold, whatever the margin to the other paper's best
+            cited += [c for c in quotable_tops.values()
+                      if c["relevance"] >= sel["threshold"] and not any(c is k for k in cited)]
+        cited = [c for c in cited if c["page"] != 1 or c is tops[c["doc_id"]] or c is quotable_tops[c["doc_id"]]]
     else:
         cited = candidates[:2] if len(candidates) > 1 and candidates[1]["relevance"] >= 0.9 * best else candidates[:1]
     cited = sorted(cited, key=lambda c: -c["relevance"])
@@ -546,12 +569,10 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     missing = [c for c in candidates[:READ_TOP] if c.get("reading") is None]
     for c, r in zip(missing, reader.read(question, [c["text"] for c in missing]) if missing else []):
         c["reading"] = r
-    asks_caption = bool(ASKS_FOR_TITLE.search(question)) or bool(re.search(r"\b(figure|table|fig)\b", question, re.I))
     # a heading or a fragment ("Results and Discussion", "Embeddings?") never holds the answer:
     # the same minimum length a quote needs to count as evidence
-    readable = [c for c in candidates if c.get("reading") is not None
-                and len(c["text"].split()) >= MIN_QUOTE_WORDS
-                and (asks_caption or not CAPTION.match(c["text"]))] or [c for c in candidates if c.get("reading")]
+    readable = [c for c in candidates if c.get("reading") is not None and answers_from(c)] \
+        or [c for c in candidates if c.get("reading")]
     yes_no = bool(YES_NO_START.match(question)) and not re.search(r"\bor\b", question)
 
     def read_answer(readable: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str]:
@@ -594,8 +615,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
             own = [c for c in cited if c["doc_id"] == doc_id]
             # a heading or a title alone ("InnovateTech Solutions") answers nothing: such a paper
             # keeps its citation but adds no part to the answer
-            own = [c for c in own if len(c["text"].split()) >= MIN_QUOTE_WORDS
-                   and (asks_caption or not CAPTION.match(c["text"]))]
+            own = [c for c in own if answers_from(c)]
             if not own:
                 continue
             unread = [c for c in own if c.get("reading") is None]
@@ -608,11 +628,9 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
             text = "; ".join(parts)
             cited = holders + [c for c in cited if not any(c is h for h in holders)]
     # the sentence that holds the answer is quoted first
-    if holder not in cited:
-        cited = [holder] + cited[:max_cited - 1]
-    else:
-        cited = [holder] + [c for c in cited if c is not holder]
-    cited = cited[:max_cited]  # an answer from each paper puts its holders first: they stay
+    cited = [holder] + [c for c in cited if c is not holder]
+    # (an answer from each paper put its holders first: they stay, and each paper keeps a quote)
+    cited = _keep_each_paper(cited, max_cited) if nav.calibrated else cited[:max_cited]
     for doc_id in dict.fromkeys(c["doc_id"] for c in cited):  # read the cited pages before answering
         pages = sorted({c["page"] for c in cited if c["doc_id"] == doc_id})[:MAX_PAGES_PER_CALL]
         trace.record(tb, "get_page_content", {"doc_id": doc_id, "pages": pages})

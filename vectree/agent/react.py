@@ -43,6 +43,7 @@ How to work:
 2. Read before you open: call get_document_tree for a candidate paper, and get_section or \
 search_within_paper to narrow down to the sections and pages that matter.
 3. Open only the pages you need with get_page_content (get_page_image for figures and tables).
+   When the question names several things that different papers hold (two companies, two methods), read each of those papers and cite the evidence from each.
 4. Finish with submit_answer: a concise answer, and citations {doc_id, page, quote} where each quote \
 is a passage of at least 5 words copied exactly from that page. Cite only pages that hold the evidence.
 
