@@ -541,15 +541,15 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         question the paper asks ("How could researchers leverage papermage?")."""
         return (_quotable(c) and (asks_caption or not CAPTION.match(c["text"]))
                 and not c["text"].rstrip().endswith("?"))
+
     if nav.calibrated:
         cited = [candidates[i] for i in select([c["relevance"] for c in candidates], sel["threshold"], sel["margin"])]
         # page 1 (title, abstract, the opening) restates the whole paper, so its sentences pass the
         # threshold for almost any question about it, while the evidence seldom lies there (2 of the
         # 31 located pagebench rows on papers outside the evaluation; first counted over all 75
         # rows, 12, which included evaluation papers): a page-1 sentence is cited only when it is
-        # the best candidate of all (which `select` always keeps)
-        # (of its paper: each paper read has its own opening)
-        # (a second paper's part of the answer is read from its best passage that can answer)
+        # the best candidate of its paper (each paper read has its own opening), or the best that
+        # can answer (a heading outranks nothing a reader can check)
         tops, quotable_tops = _best_per_paper(candidates), _best_per_paper(candidates, answers_from)
         if named_second in tops:
             # the second paper is read because it holds what the question names and the best paper
@@ -569,8 +569,6 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     missing = [c for c in candidates[:READ_TOP] if c.get("reading") is None]
     for c, r in zip(missing, reader.read(question, [c["text"] for c in missing]) if missing else []):
         c["reading"] = r
-    # a heading or a fragment ("Results and Discussion", "Embeddings?") never holds the answer:
-    # the same minimum length a quote needs to count as evidence
     readable = [c for c in candidates if c.get("reading") is not None and answers_from(c)] \
         or [c for c in candidates if c.get("reading")]
     yes_no = bool(YES_NO_START.match(question)) and not re.search(r"\bor\b", question)
