@@ -548,16 +548,17 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         # threshold for almost any question about it, while the evidence seldom lies there (2 of the
         # 31 located pagebench rows on papers outside the evaluation; first counted over all 75
         # rows, 12, which included evaluation papers): a page-1 sentence is cited only when it is
-        # the best candidate of its paper (each paper read has its own opening), or the best that
-        # can answer (a heading outranks nothing a reader can check)
-        tops, quotable_tops = _best_per_paper(candidates), _best_per_paper(candidates, answers_from)
+        # the best candidate of its paper (each paper read has its own opening)
+        tops = _best_per_paper(candidates)
+        added = []
         if named_second in tops:
             # the second paper is read because it holds what the question names and the best paper
-            # lacks (a comparison of two companies): each paper's best quotable passage is cited
-            # when it passes the threshold, whatever the margin to the other paper's best
-            cited += [c for c in quotable_tops.values()
-                      if c["relevance"] >= sel["threshold"] and not any(c is k for k in cited)]
-        cited = [c for c in cited if c["page"] != 1 or c is tops[c["doc_id"]] or c is quotable_tops[c["doc_id"]]]
+            # lacks (a comparison of two companies): each paper's best passage that can answer is
+            # cited when it passes the threshold, whatever the margin to the other paper's best
+            # (and wherever it lies: a company report's first page is about the company)
+            added = [c for c in _best_per_paper(candidates, answers_from).values()
+                     if c["relevance"] >= sel["threshold"] and not any(c is k for k in cited)]
+        cited = [c for c in cited if c["page"] != 1 or c is tops[c["doc_id"]]] + added
     else:
         cited = candidates[:2] if len(candidates) > 1 and candidates[1]["relevance"] >= 0.9 * best else candidates[:1]
     cited = sorted(cited, key=lambda c: -c["relevance"])
