@@ -166,3 +166,16 @@ def test_each_paper_keeps_a_quotable_passage_when_the_citations_are_cut():
     assert _best_per_paper(cited)["b"] is heading
     assert _best_per_paper(cited, _quotable)["b"]["relevance"] == 0.52
     assert _best_per_paper([heading], _quotable)["b"] is heading  # none quotable: the best one
+
+
+@pytest.mark.skipif(not SHIPPED.exists(), reason="no shipped reader model")
+def test_the_readme_two_paper_question_on_the_demo_corpus(demo_store):
+    """The README's example: one question naming two demo papers is answered from both."""
+    from vectree.agent.navigator import OfflineNavigator
+    from vectree.agent.tools import Toolbox
+
+    answer = OfflineNavigator(Toolbox(demo_store)).answer(
+        "What activation energy was fitted for the NMC811 cells and how many cells are in HELIX-212?")
+    cited = {c["doc_id"].rsplit("-", 1)[0] for c in answer.citations if c["valid"]}
+    assert cited == {"calendar-ageing-nmc811", "helix212-dataset"}, answer.citations
+    assert "38.2 kJ/mol" in answer.answer and "HELIX-212: 212" in answer.answer, answer.answer
