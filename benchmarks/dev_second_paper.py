@@ -37,15 +37,11 @@ def order_of_choice(data_dir: Path, split: str = "dev") -> dict[str, dict[str, f
     from vectree.retrieval.rerank.calibrate import relevance_prob, select
     from vectree.retrieval.rerank.coverage import CANDIDATES, _bm25_ranker, dev_sources, question_terms, text_terms
     from vectree.retrieval.rerank.model import get_reader
-    from vectree.retrieval.rerank.second_paper import named_terms, second_paper
+    from vectree.retrieval.rerank.second_paper import named_terms, paper_set_f1 as f1, second_paper
 
     reader = get_reader()
     cal = reader.config.calibration
     papers, min_share = cal["papers"], cal["second_paper"]["min_share"]
-
-    def f1(chosen, gold):
-        hit = len(set(chosen) & gold)
-        return 0.0 if not hit else 2 * hit / (len(chosen) + len(gold))
 
     def run(texts, questions):
         corpus = {k: text_terms(v) for k, v in texts.items()}

@@ -562,9 +562,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     else:
         cited = candidates[:2] if len(candidates) > 1 and candidates[1]["relevance"] >= 0.9 * best else candidates[:1]
     cited = sorted(cited, key=lambda c: -c["relevance"])
-    if nav.calibrated:
-        cited = _keep_each_paper(cited, max_cited)
-    cited = cited[:max_cited]
+    cited = _keep_each_paper(cited, max_cited) if nav.calibrated else cited[:max_cited]
 
     # ---- read the answer from the best evidence that is not a caption (unless one is asked for)
     missing = [c for c in candidates[:READ_TOP] if c.get("reading") is None]
@@ -574,9 +572,9 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         or [c for c in candidates if c.get("reading")]
     yes_no = bool(YES_NO_START.match(question)) and not re.search(r"\bor\b", question)
 
-    def read_answer(readable: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str]:
-        """``(answer, the candidate that holds it, answer type)`` from the best of ``readable``."""
-        holder = readable[0]
+    def read_answer(pool: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str]:
+        """``(answer, the candidate that holds it, answer type)`` from the best of ``pool``."""
+        holder = pool[0]
         r0 = holder["reading"]
         kind, span = answer_of(r0)
         title = titles.get(holder["doc_id"], "")
@@ -589,13 +587,13 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         number = None
         if NUMERIC_QUESTION.search(question):
             # a quantity is asked for: the number nearest the question's words in the best evidence
-            number = numeric_answer(question, [c["text"] for c in readable[:2]])
+            number = numeric_answer(question, [c["text"] for c in pool[:2]])
         bad = (not span or len(span) < 2 or len(span.split()) > 12 or echoes(span, question)
                or (CAPTION.match(span) and not ASKS_FOR_TITLE.search(question))
                or (title and _norm(span) and _norm(span) in _norm(title) and not ASKS_FOR_TITLE.search(question)))
         if number:
             # the sentence the number came from holds the answer
-            return number, next((c for c in readable[:2] if number in c["text"]), holder), kind
+            return number, next((c for c in pool[:2] if number in c["text"]), holder), kind
         if not bad:
             return span, holder, kind
         # the span head gave nothing usable: the clause of the sentence that answers

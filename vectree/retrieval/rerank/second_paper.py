@@ -83,15 +83,17 @@ def second_paper(named: Sequence[str], first: frozenset[str], others: Sequence[f
     return best, share
 
 
+def paper_set_f1(chosen: Sequence[str], gold: frozenset[str]) -> float:
+    """F1 of the papers read (``chosen``) against the papers that hold the answer."""
+    hit = len(set(chosen) & gold)
+    return 0.0 if not hit else 2 * hit / (len(chosen) + len(gold))
+
+
 def second_paper_episodes(data_dir: Path, *, split: str = "dev") -> dict[str, list[tuple[float, float]]]:
     """Per source, ``(share, change of paper-set F1 when that paper is added)`` of each ``split``
     question over its :data:`~.coverage.CANDIDATES` best documents by BM25 (the first is the one
     read anyway).  QASPER dev-dictionary articles (never an evaluation paper) and PubMedQA abstracts
     need one document; HotpotQA's questions two."""
-
-    def f1(chosen: Sequence[str], gold: frozenset[str]) -> float:
-        hit = len(set(chosen) & gold)
-        return 0.0 if not hit else 2 * hit / (len(chosen) + len(gold))
 
     def run(texts: dict[str, list[str]], questions) -> list[tuple[float, float]]:
         corpus = {k: text_terms(v) for k, v in texts.items()}
@@ -103,7 +105,8 @@ def second_paper_episodes(data_dir: Path, *, split: str = "dev") -> dict[str, li
                 continue
             cands = [corpus[k] for k in top]
             j, share = second_paper(named_terms(question), cands[0], cands[1:], cands)
-            out.append((share, f1(top[:1] + [top[1 + j]], own) - f1(top[:1], own) if j >= 0 else 0.0))
+            out.append((share, paper_set_f1(top[:1] + [top[1 + j]], own) - paper_set_f1(top[:1], own)
+                        if j >= 0 else 0.0))
         return out
 
     return {src: run(texts, questions) for src, (texts, questions) in dev_sources(data_dir, split).items()}
