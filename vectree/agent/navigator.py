@@ -299,6 +299,53 @@ CAPTION = re.compile(r"^\s*(fig(ure)?\.?|table|tab\.|algorithm|listing|eq(uation
 ASKS_FOR_TITLE = re.compile(r"\b(title|caption|called|named|name of)\b", re.I)
 
 
+# "What is CiteSee?": a question that asks what a named thing is.  The thing is short and asked
+# about as such (no "of"/"for"/... : "What is the size of the dataset?" asks for a property)
+DEFINITION_QUESTION = re.compile(r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<term>[^?]+?)\s*\??\s*$", re.I)
+_NOT_A_TERM = re.compile(r"\b(of|in|for|on|to|from|with|by|about|between|used|does|do|did|is|are|was|were|how|why|when|"
+                         r"which|what|who|where|their|its|they|we)\b", re.I)
+
+
+def definition_term(question: str) -> str | None:
+    """The term a definitional question asks about ("CiteSee" of "What is CiteSee?"), else None."""
+    m = DEFINITION_QUESTION.match(question)
+    if not m or NUMERIC_QUESTION.search(question):
+        return None
+    term = m.group("term").strip(" \"'“”")
+    if not term or len(term.split()) > 5 or _NOT_A_TERM.search(term):
+        return None
+    return term
+
+
+def _term_pattern(term: str) -> str:
+    """``term`` as a regex: any case, any run of spaces or hyphens between its words, and a
+    footnote mark glued to its end as PDFs extract it ("S2ORC,1", "Paper Plain1")."""
+    words = [re.escape(w) for w in re.split(r"[\s\-]+", term) if w]
+    return r"(?<![\w-])" + r"[\s\-]*".join(words) + r"\d{0,2}(?![\w-])"
+
+
+def definition_sentence(term: str, texts: list[str]) -> tuple[int, str] | None:
+    """The first passage of ``texts`` that defines ``term``, with the definition: an appositive
+    after an introducing verb or on its own ("This paper introduces CiteSee, a paper reading tool
+    that ..."; "GhostVLAD, an extension of ..."), or a copula ("GhostVLAD is an extension of ...").
+    A paper defines what it names at its first real mention, so the first match wins."""
+    t = _term_pattern(term)
+    patterns = (
+        re.compile(t + r"\s*(?:\([^)]{1,40}\)\s*)?,\d{0,2}\s*(?P<d>(?:a|an|the)\s+(?:\w[\w\-’']*\s+){0,3}?"
+                   r"(?:tool|toolkit|system|framework|method|model|dataset|corpus|collection|set|approach|technique|"
+                   r"library|interface|benchmark|algorithm|metric|measure|task|platform|architecture|network|"
+                   r"extension|variant|version|suite|pipeline|resource|application|service|language|format)\b.*)", re.I),
+        re.compile(t + r"\s*(?:\([^)]{1,40}\)\s*)?\s+(?:is|are)\s+(?P<d>(?:a|an)\s+.+)", re.I),
+    )
+    for i, text in enumerate(texts):
+        for pat in patterns:
+            m = pat.search(text)
+            if m:
+                words = m.group("d").strip().rstrip(".").split()
+                return i, " ".join(words[:30]) + (" …" if len(words) > 30 else "")
+    return None
+
+
 def _norm(s: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", s.lower()))
 
@@ -375,7 +422,7 @@ def _keep_each_paper(cited: list[dict[str, Any]], limit: int) -> list[dict[str, 
 
 
 def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
-    from vectree.retrieval.rerank.calibrate import answer_confidence, answer_of, select
+    from vectree.retrieval.rerank.calibrate import answer_confidence, answer_of, relevance_prob, select
 
     started = time.perf_counter()
     tb, trace = nav.toolbox, Trace()
@@ -602,6 +649,26 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     text, holder, kind = read_answer(readable)
     r0 = readable[0]["reading"]
     readings = [c["reading"] for c in readable[:READ_TOP]]
+    term = definition_term(question)
+    if term and not yes_no:
+        # "What is CiteSee?": the sentence where the paper defines it ("This paper introduces CiteSee,
+        # a paper reading tool that ...") answers, wherever it lies (an abstract defines the paper's
+        # own contribution; the sentences a reranker likes best only use the name: "CiteSee allows")
+        doc_id = holder["doc_id"]
+        passages = tb.passages(doc_id)
+        found = definition_sentence(term, list(passages.texts))
+        if found is not None:
+            i, definition = found
+            holder = next((c for c in candidates if c["doc_id"] == doc_id and c["text"] == passages.texts[i]), None)
+            if holder is None:  # not among the reranked candidates (an abstract): read it now
+                holder = {"doc_id": doc_id, "page": passages.pages[i], "text": passages.texts[i], "reading": None,
+                          "front": passages.nodes[i] in front_matter(tb, doc_id)}
+            if holder.get("reading") is None:
+                holder["reading"] = reader.read(question, [holder["text"]])[0]
+            reading = holder["reading"]
+            holder.setdefault("relevance", float(relevance_prob([reading.relevance], cal)[0]))
+            text, kind, r0 = definition, "extractive", reading
+            readings = [reading] + [r for r in readings if r is not reading]
     others = [d for d in dict.fromkeys(c["doc_id"] for c in cited) if d != holder["doc_id"]]
     if nav.calibrated and not yes_no and others:
         # evidence from several papers (a comparison of two companies): an answer from each,
