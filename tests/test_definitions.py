@@ -25,6 +25,8 @@ SHIPPED = Path(__file__).resolve().parents[1] / "vectree" / "models" / "reader" 
     ("What is used to train the model?", None),
     ("How does CiteSee rank citations?", None),
     ("Is CiteSee a browser extension?", None),
+    ("What is it?", None),                        # a pronoun names nothing to look up
+    ("What are these?", None),
 ])
 def test_definition_term(question, term):
     assert definition_term(question) == term

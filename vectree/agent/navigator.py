@@ -303,7 +303,7 @@ ASKS_FOR_TITLE = re.compile(r"\b(title|caption|called|named|name of)\b", re.I)
 # about as such (no "of"/"for"/... : "What is the size of the dataset?" asks for a property)
 DEFINITION_QUESTION = re.compile(r"^\s*what\s+(?:is|are)\s+(?:an?\s+|the\s+)?(?P<term>[^?]+?)\s*\??\s*$", re.I)
 _NOT_A_TERM = re.compile(r"\b(of|in|for|on|to|from|with|by|about|between|used|does|do|did|is|are|was|were|how|why|when|"
-                         r"which|what|who|where|their|its|they|we)\b", re.I)
+                         r"which|what|who|where|their|its|they|we|it|this|that|these|those|there|here)\b", re.I)
 
 
 def definition_term(question: str) -> str | None:
