@@ -37,7 +37,7 @@ import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
@@ -324,7 +324,7 @@ def _term_pattern(term: str) -> str:
     return r"(?<![\w-])" + r"[\s\-]*".join(words) + r"\d{0,2}(?![\w-])"
 
 
-def definition_sentence(term: str, texts: list[str]) -> tuple[int, str] | None:
+def definition_sentence(term: str, texts: Sequence[str]) -> tuple[int, str] | None:
     """The first passage of ``texts`` that defines ``term``, with the definition: an appositive
     after an introducing verb or on its own ("This paper introduces CiteSee, a paper reading tool
     that ..."; "GhostVLAD, an extension of ..."), or a copula ("GhostVLAD is an extension of ...").
@@ -656,17 +656,17 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         # own contribution; the sentences a reranker likes best only use the name: "CiteSee allows")
         doc_id = holder["doc_id"]
         passages = tb.passages(doc_id)
-        found = definition_sentence(term, list(passages.texts))
+        found = definition_sentence(term, passages.texts)
         if found is not None:
             i, definition = found
             holder = next((c for c in candidates if c["doc_id"] == doc_id and c["text"] == passages.texts[i]), None)
             if holder is None:  # not among the reranked candidates (an abstract): read it now
-                holder = {"doc_id": doc_id, "page": passages.pages[i], "text": passages.texts[i], "reading": None,
-                          "front": passages.nodes[i] in front_matter(tb, doc_id)}
-            if holder.get("reading") is None:
+                reading = reader.read(question, [passages.texts[i]])[0]
+                holder = {"doc_id": doc_id, "page": passages.pages[i], "text": passages.texts[i], "reading": reading,
+                          "relevance": float(relevance_prob([reading.relevance], cal)[0])}
+            elif holder.get("reading") is None:
                 holder["reading"] = reader.read(question, [holder["text"]])[0]
             reading = holder["reading"]
-            holder.setdefault("relevance", float(relevance_prob([reading.relevance], cal)[0]))
             text, kind, r0 = definition, "extractive", reading
             readings = [reading] + [r for r in readings if r is not reading]
     others = [d for d in dict.fromkeys(c["doc_id"] for c in cited) if d != holder["doc_id"]]
