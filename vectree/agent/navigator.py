@@ -41,7 +41,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from vectree.retrieval.passages import READ_CANDIDATES, heading_key
+from vectree.retrieval.passages import READ_CANDIDATES, heading_key, is_heading
 
 from .tools import MAX_PAGES_PER_CALL, MIN_QUOTE_WORDS, Toolbox, ToolError, Trace
 
@@ -210,7 +210,8 @@ class OfflineNavigator:
             number = numeric_answer(question, evidence)
             if number:
                 return number
-        return self._clause_answer(question, evidence[0])
+        names = named_answer(question, evidence[0]) if asks_for_name(question) else None
+        return names or self._clause_answer(question, evidence[0])
 
     def _clause_answer(self, question: str, sentence: str) -> str:
         """The clause of ``sentence`` most similar to the question that adds words the question lacks."""
@@ -250,6 +251,9 @@ NUMBER_SPAN = re.compile(
     # a magnitude ("81.1M papers", "100 million sentences") belongs to the number
     r"(?:\s?(?:[kKMB]\b|thousand\b|million\b|billion\b|trillion\b))?"
     r"(?:\s?(?:" + UNIT + r"))?(?:\s?(?:per|/)\s?[a-z]+\b)?")
+# "three annotators": QASPER's papers write small counts in words
+NUMBER_WORD = re.compile(r"\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|"
+                         r"fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|hundred|dozen)\b", re.I)
 REFERENCE_BEFORE = re.compile(r"(section|sec\.|fig\.|figure|table|eq\.|equation|ref\.|appendix|step|stage|phase)\s*$", re.I)
 
 
@@ -266,6 +270,79 @@ def echoes(span: str, question: str) -> bool:
     return all(stem(w) in qstems for w in content_words(span))
 
 
+# "What datasets do they use?", "Which baselines ...?", "What evaluation metric ...?": a question
+# that asks for a named thing of a kind (40 % of QASPER's dev-dictionary questions); its answer
+# is the name the evidence gives ("the IITB English-Hindi parallel corpus", "QA PGNet", "WER")
+KIND_QUESTION = re.compile(
+    r"^\s*(?:what|which)\s+(?:[\w'-]+\s+){0,3}?(?:datasets?|data\s?sets?|corpus|corpora|models?|baselines?|metrics?|"
+    r"methods?|architectures?|algorithms?|tools?|toolkits?|benchmarks?|languages?|frameworks?|classifiers?|"
+    r"encoders?|embeddings?|approach(?:es)?|techniques?|tasks?|features?|systems?|libraries|library|measures?|"
+    r"software|platforms?|networks?|parsers?|taggers?|optimi[sz]ers?|loss(?:es)?)\b", re.I)
+_NAME_TOKEN = re.compile(r"[A-Za-z0-9][\w&+'./-]*[\w+]|[A-Za-z0-9]")
+# placeholders the extraction of papers leaves (QASPER's BIBREF12, INLINEFORM0) and words that are
+# capitalised for another reason than being a name
+_NOT_A_NAME = re.compile(r"^(?:BIBREF|INLINEFORM|TABREF|SECREF|FIGREF|DISPLAYFORM)\d*$|^(?:Table|Figure|Fig|Section|Sec|"
+                         r"Eq|Equation|Appendix|We|Our|The|This|These|Those|In|For|On|To|It|Its|As|At|By|From|With|"
+                         r"And|Or|Both|All|Each|Then|Here|There|However|Finally|First|Second|Third|Also|A|An|I)$")
+
+
+def _name_like(token: str, first: bool) -> bool:
+    """A token that names something: an acronym or mixed case ("BERT", "IMDb", "QANet"), letters
+    with digits ("WMT15"), or a capitalised word that does not open the sentence."""
+    if _NOT_A_NAME.match(token) or not any(ch.isalpha() for ch in token):
+        return False
+    inner_upper = any(ch.isupper() for ch in token[1:])
+    has_digit = any(ch.isdigit() for ch in token)
+    return inner_upper or has_digit or (token[0].isupper() and not first)
+
+
+def named_answer(question: str, sentence: str, *, most: int = 5) -> str | None:
+    """The names ``sentence`` gives that ``question`` does not already hold, joined by ", ", in
+    order (runs of name-like tokens, "&" and "-" kept inside a name; at most ``most``); None when
+    it names nothing new.  For :data:`KIND_QUESTION` questions: "We use the IITB English-Hindi
+    parallel corpus BIBREF22" answers "What datasets do they use?" with "IITB English-Hindi"."""
+    qstems = {stem(w) for w in content_words(question)}
+    names: list[str] = []
+    run: list[str] = []
+    tokens = list(_NAME_TOKEN.finditer(sentence))
+
+    def close(at: int) -> None:
+        """End the name being read; ``at``: where the sentence goes on after it."""
+        if run:
+            name = " ".join(run)
+            words = content_words(name)
+            cites = re.match(r"\s*et\s+al\b", sentence[at:])  # "See et al. (2017)": authors, not a name
+            if words and not cites and not all(stem(w) in qstems for w in words) and name not in names:
+                names.append(name)
+            run.clear()
+
+    def opens(m) -> bool:  # the token opens the sentence (or a clause after a colon)
+        return m.start() == 0 or sentence[:m.start()].rstrip().endswith((".", ":"))
+
+    def joined(i: int) -> bool:  # nothing but a space, "&" or "-" between token i and the next
+        return i + 1 < len(tokens) and sentence[tokens[i].end():tokens[i + 1].start()].strip() in ("", "&", "-")
+
+    for i, m in enumerate(tokens):
+        token = m.group()
+        if run and not joined(i - 1):
+            close(tokens[i - 1].end())  # a comma, a bracket or a word between: the name ended
+        nxt = tokens[i + 1].group() if joined(i) else None
+        if _name_like(token, first=opens(m)):
+            run.append(token)
+        elif nxt is not None and _name_like(nxt, first=False) and (
+                token.isdigit() and run or opens(m) and token[0].isupper() and not _NOT_A_NAME.match(token)):
+            run.append(token)  # "Phase 1 US English", a name that opens the sentence ("Fisher Phase")
+        else:
+            close(m.start())
+    close(len(sentence))
+    return ", ".join(names[:most]) if names else None
+
+
+def asks_for_name(question: str) -> bool:
+    """A :data:`KIND_QUESTION` that does not ask for a quantity ("What is the dataset size?")."""
+    return bool(KIND_QUESTION.search(question)) and not NUMERIC_QUESTION.search(question)
+
+
 def numeric_answer(question: str, evidence: list[str]) -> str | None:
     """The number (with its unit) in the evidence that sits closest to the words of the question,
     skipping numbers the question itself mentions; earlier evidence sentences weigh more."""
@@ -275,12 +352,19 @@ def numeric_answer(question: str, evidence: list[str]) -> str | None:
     for rank, sent in enumerate(evidence[:2]):
         tokens = [(m.start(), m.group()) for m in re.finditer(r"\S+", sent)]
         anchors = [i for i, (_, t) in enumerate(tokens) if any(stem(w) in qstems for w in content_words(t))]
-        for m in NUMBER_SPAN.finditer(sent):
+        spans = sorted([*NUMBER_SPAN.finditer(sent), *NUMBER_WORD.finditer(sent)], key=lambda m: m.start())
+        for m in spans:
             digits = re.findall(r"\d[\d,.]*", m.group())
-            if not digits or digits[0].rstrip(".,") in qnumbers or REFERENCE_BEFORE.search(sent[:m.start()]):
+            if m.re is NUMBER_WORD:
+                if m.group().lower() in question.lower() or m.group().lower() == "one":
+                    continue  # "one" is as often a pronoun ("one of the ...") as a count
+            elif not digits or digits[0].rstrip(".,") in qnumbers or REFERENCE_BEFORE.search(sent[:m.start()]):
                 continue
             if m.start() > 0 and (sent[m.start() - 1].isalnum() or sent[m.start() - 1] in "-_"):
                 continue  # a digit inside a name such as HELIX-212 or NMC811
+            token = re.search(r"\S*$", sent[:m.start()]).group() + re.match(r"\S*", sent[m.start():]).group()
+            if IDENTIFIER.search(token):
+                continue  # a DOI, a URL, a path: it names something, it counts nothing
             if re.fullmatch(r"(?:19|20)\d\d", m.group().strip(" ,;.()")):
                 continue  # a bare year dates something; it is not the quantity asked for
             idx = sum(1 for start, _ in tokens if start < m.start())
@@ -288,6 +372,9 @@ def numeric_answer(question: str, evidence: list[str]) -> str | None:
             score = (closeness + 0.1) / (1 + rank)
             if score > best_score:
                 best, best_score = m.group().strip(" ,;.()"), score
+                counted = re.match(r"\s+([A-Za-z][\w-]*)", sent[m.end():])
+                if counted and stem(counted.group(1)) in qstems and not best.endswith(counted.group(1)):
+                    best += " " + counted.group(1)  # what is counted, as the question names it: "21 annotators"
     return best
 
 
@@ -387,6 +474,22 @@ def _label(title: str) -> str:
     most eight words ("S2ORC", "CleanCo Housekeeping Services")."""
     words = title.split(":")[0].split()
     return " ".join(words[:8]) + (" ..." if len(words) > 8 else "")
+
+
+# a passage no answer is read from, whatever the reader thinks of it: a line of code ("1 >>> from
+# papermage import Document"), or a citation line ("doi:10.1186/1752-2897-4-1 Cite this article
+# as: ...", whose DOI digits a quantity question would take for the number asked for)
+NOT_PROSE = re.compile(r"^\s*(?:\d+\s+)?(?:>>>|\$\s|import\s+\w|from\s+[\w.]+\s+import\s|def\s+\w+\(|class\s+\w+\s*[:(])"
+                       r"|\bdoi:\s*10\.\d{4,}/|\bcite this article\b", re.I)
+IDENTIFIER = re.compile(r"doi|https?:|www\.|\d\.\d+/|/\d", re.I)  # a token that names, not counts
+
+
+def _section_titles(tb, doc_id: str) -> list[str]:
+    """The verified section titles of a paper (none when its tree cannot be read)."""
+    try:
+        return [n.get("title") or "" for n in tb.tree(doc_id) if n.get("parent_id") is not None]
+    except ToolError:
+        return []
 
 
 def _quotable(c: dict[str, Any]) -> bool:
@@ -582,12 +685,21 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     # ---- which evidence is cited
     asks_caption = bool(ASKS_FOR_TITLE.search(question)) or bool(re.search(r"\b(figure|table|fig)\b", question, re.I))
 
+    section_titles: dict[str, list[str]] = {}
+
     def answers_from(c: dict[str, Any]) -> bool:
         """Can the answer be read from ``c``?  Not from a heading or a fragment ("Results and
-        Discussion": shorter than a quote must be), a caption (unless one is asked for), or a
-        question the paper asks ("How could researchers leverage papermage?")."""
-        return (_quotable(c) and (asks_caption or not CAPTION.match(c["text"]))
-                and not c["text"].rstrip().endswith("?"))
+        Discussion": shorter than a quote must be; "3 The LONGEVAL guidelines for faithfulness
+        human evaluation": a section's heading, however long), a caption (unless one is asked
+        for), a question the paper asks ("How could researchers leverage papermage?"), code or a
+        citation line (:data:`NOT_PROSE`)."""
+        text = c["text"]
+        if not _quotable(c) or (CAPTION.match(text) and not asks_caption) or text.rstrip().endswith("?") \
+                or NOT_PROSE.search(text):
+            return False
+        if c["doc_id"] not in section_titles:
+            section_titles[c["doc_id"]] = _section_titles(tb, c["doc_id"])
+        return not any(is_heading(text, t) for t in section_titles[c["doc_id"]])
 
     if nav.calibrated:
         cited = [candidates[i] for i in select([c["relevance"] for c in candidates], sel["threshold"], sel["margin"])]
@@ -641,6 +753,12 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         if number:
             # the sentence the number came from holds the answer
             return number, next((c for c in pool[:2] if number in c["text"]), holder), kind
+        names = named_answer(question, holder["text"]) if asks_for_name(question) else None
+        if names:
+            # a named thing of a kind is asked for ("What datasets do they use?"): the names the
+            # evidence gives, not the reader's span (QASPER dev split, the reader's held-out
+            # questions, gold sentence given: token F1 .458 against .326, benchmarks/dev_named_answer.py)
+            return names, holder, kind
         if not bad:
             return span, holder, kind
         # the span head gave nothing usable: the clause of the sentence that answers

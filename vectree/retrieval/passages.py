@@ -104,6 +104,18 @@ def heading_key(text: str) -> str:
     return re.sub(r"^[0-9]+", "", _NOT_ALNUM.sub("", text.lower()))
 
 
+def is_heading(text: str, title: str) -> bool:
+    """Whether passage ``text`` is the heading of the section titled ``title``: its words, numbers
+    and punctuation aside, are the title, or start with it and run at most three words longer (a
+    verified title can be cut short: "3 The LONGEVAL guidelines for" heads "3 The LONGEVAL
+    guidelines for faithfulness human evaluation"); never a body sentence that opens with the
+    title's words."""
+    key, t = heading_key(text), heading_key(title or "")
+    if not t or not key.startswith(t):
+        return False
+    return key == t or len(text.split()) <= len((title or "").split()) + 3
+
+
 class SectionCursor:
     """The section of each passage, walking a paper's passages in reading order.
 
@@ -127,21 +139,17 @@ class SectionCursor:
         self.ids = [n["node_id"] for n in self.order]
         self.at = -1
 
-    def _heading(self, j: int, key: str, words: int) -> bool:
-        title = self.keys[j]
-        if not title or not key.startswith(title):
-            return False
+    def _heading(self, j: int, text: str) -> bool:
         # the title itself ("3 Results"), a heading with a few words more ("Results and
         # Discussion" is its own title; "Results." with a footnote mark), or a run-in abstract
-        # ("Abstract -- We propose ..."); never a body sentence that opens with the title's words
-        n_title = len((self.order[j].get("title") or "").split())
-        return key == title or words <= n_title + 3 or title == "abstract"
+        # ("Abstract -- We propose ...")
+        title = self.order[j].get("title") or ""
+        return is_heading(text, title) or self.keys[j] == "abstract" and heading_key(text).startswith("abstract")
 
     def section(self, page: int, text: str) -> str | None:
-        key, words = heading_key(text), len(text.split())
         for j in range(self.at + 1, min(self.at + 1 + HEADING_LOOKAHEAD, len(self.order))):
             n = self.order[j]
-            if n["page_start"] - 1 <= page <= n["page_end"] + 1 and self._heading(j, key, words):
+            if n["page_start"] - 1 <= page <= n["page_end"] + 1 and self._heading(j, text):
                 self.at = j
                 return n["node_id"]
         if self.at >= 0 and page > self.order[self.at]["page_end"] + 1 or self.at < 0 and page > 1:
