@@ -64,16 +64,16 @@ def test_headings_code_and_citation_lines_answer_nothing(shared_data):
 def test_a_doi_is_not_a_quantity():
     evidence = ["doi:10.1186/1752-2897-4-1 Cite this article as: Datta et al.",
                 "Sixteen studies were included, with 1,542 patients in all."]
-    assert numeric_answer("How many patients were included in the studies?", evidence) == "1,542 patients"
+    assert numeric_answer("How many patients were included in the studies?", evidence) == "1,542"
     assert numeric_answer("How many patients were included?", ["See https://example.org/12345 for 300 patients."]) \
-        == "300 patients"
+        == "300"
 
 
-def test_counts_written_in_words_and_what_they_count():
-    # QASPER's papers write small counts in words; the counted noun the question names comes along
+def test_counts_written_in_words():
+    # QASPER's papers write small counts in words
     assert numeric_answer("How many annotators tagged each text?",
-                          ["Each text was tagged by three annotators, with an agreement of 0.821."]) == "three annotators"
-    assert numeric_answer("How many annotators participated?", ["In all, 21 annotators took part."]) == "21 annotators"
+                          ["Each text was tagged by three annotators, with an agreement of 0.821."]) == "three"
+    assert numeric_answer("How many annotators participated?", ["In all, 21 annotators took part."]) == "21"
     # a count the question already states is not the answer, nor "one" as a pronoun
     assert numeric_answer("How many of the two models converge?", ["Only one of the two models converges."]) is None
     assert numeric_answer("How many papers does the corpus hold?", ["It holds 81.1M papers."]) == "81.1M papers"

@@ -372,9 +372,6 @@ def numeric_answer(question: str, evidence: list[str]) -> str | None:
             score = (closeness + 0.1) / (1 + rank)
             if score > best_score:
                 best, best_score = m.group().strip(" ,;.()"), score
-                counted = re.match(r"\s+([A-Za-z][\w-]*)", sent[m.end():])
-                if counted and stem(counted.group(1)) in qstems and not best.endswith(counted.group(1)):
-                    best += " " + counted.group(1)  # what is counted, as the question names it: "21 annotators"
     return best
 
 
