@@ -35,7 +35,7 @@ import json
 from pathlib import Path
 from statistics import mean
 
-from vectree.agent.navigator import _CLAUSE_SPLIT, OfflineNavigator, echoes
+from vectree.agent.navigator import OfflineNavigator, echoes, span_clause
 from vectree.evaluation.metrics import max_answer_f1
 from vectree.retrieval.datasets import matches_reference
 from vectree.retrieval.rerank.data import _qasper_split, eval_article_ids, sentences_of
@@ -68,20 +68,6 @@ def pagebench_items(data: Path, excluded: set[str]):
             continue
         sents = sentences_of(" ".join(ev.split()))
         yield r["question"], sents[0] if sents else ev, [r["reference_answer"]], "pagebench"
-
-
-def span_clause(sentence: str, span: str) -> str:
-    """The clause of ``sentence`` that holds ``span`` (the span when it crosses clauses)."""
-    at = sentence.find(span)
-    if at < 0:
-        return span
-    start = 0
-    for piece in _CLAUSE_SPLIT.finditer(sentence):
-        if piece.end() <= at:
-            start = piece.end()
-        elif piece.start() >= at + len(span):
-            return sentence[start:piece.start()].strip(" .")
-    return sentence[start:].strip(" .")
 
 
 def main() -> None:

@@ -4,7 +4,7 @@
 
 QASPER asks for a named thing in 40 % of its dev-dictionary questions ("What datasets do they
 use?", "Which baselines ...?", "What evaluation metric ...?"): the kind of thing is named, the
-answer is the name ("the IITB English-Hindi parallel corpus", "QA PGNet", "WER").  For each such
+answer is the name (a corpus, a model, a metric).  For each such
 question of the QASPER dev dictionary (never an evaluation paper; ``--split`` by article, the
 reader card's split) and its gold evidence sentence, compare QASPER token F1 of:
 
@@ -27,7 +27,7 @@ Measured 7 December (shipped reader; the reader's ``dev`` split is its held-out 
 
 Adopted (``named``, decided on dev; the rule has no fitted number): the navigator answers such a
 question with the names of its evidence sentence.  Tried and not adopted: ending a name with the
-kind the question asks for when it follows ("the Yelp Challenge dataset"): dev .455, train .435.
+kind the question asks for when it follows ("the Europarl corpus"): dev .455, train .435.
 Kept: an author citation ("See et al.") is no name (dev unchanged).
 """
 

@@ -28,10 +28,10 @@ def test_asks_for_name(question, asks):
 
 def test_names_the_question_does_not_hold():
     q = "What datasets do they use?"
-    assert named_answer(q, "We use the IITB English-Hindi parallel corpus BIBREF22 and the ILCI corpus.") \
-        == "IITB English-Hindi, ILCI"  # placeholders of the extraction (BIBREF22) are no names
+    assert named_answer(q, "We use the Europarl German-English parallel corpus BIBREF22 and the OPUS corpus.") \
+        == "Europarl German-English, OPUS"  # placeholders of the extraction (BIBREF22) are no names
     # a name that opens the sentence, with a number inside it
-    assert named_answer(q, "Fisher Phase 1 US English corpus is used for the experiments.") == "Fisher Phase 1 US English"
+    assert named_answer(q, "Ontonotes Release 5 English corpus is used for the experiments.") == "Ontonotes Release 5 English"
     # what the question already names is not an answer; sentence openers are not names
     assert named_answer("Which model does BERT outperform?", "We find that BERT outperforms ELMo.") == "ELMo"
     assert named_answer(q, "We use the data described above.") is None
@@ -77,3 +77,14 @@ def test_counts_written_in_words():
     # a count the question already states is not the answer, nor "one" as a pronoun
     assert numeric_answer("How many of the two models converge?", ["Only one of the two models converges."]) is None
     assert numeric_answer("How many papers does the corpus hold?", ["It holds 81.1M papers."]) == "81.1M papers"
+
+
+def test_the_span_grows_to_its_clause():
+    from vectree.agent.navigator import span_clause
+
+    sentence = ("Novelty is scored as the mean distance between each generated caption and its nearest "
+                "training caption, which we compute with cosine distance.")
+    assert span_clause(sentence, "mean distance between each generated caption") == \
+        "Novelty is scored as the mean distance between each generated caption and its nearest training caption"
+    assert span_clause("We train with Adam; the rate is 0.001.", "Adam") == "We train with Adam"
+    assert span_clause("We train with Adam.", "SGD") == "SGD"  # not in the sentence: the span itself
