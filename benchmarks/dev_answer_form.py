@@ -42,11 +42,14 @@ from vectree.retrieval.rerank.data import _qasper_split, eval_article_ids, sente
 from vectree.retrieval.rerank.model import get_reader
 
 
-def qasper_items(data: Path, excluded: set[str]):
+def qasper_items(data: Path, excluded: set[str], split: str = "dev"):
+    """(question, gold evidence sentence, references, source) of the QASPER dev-dictionary questions
+    of the reader's ``split`` (by article; ``"all"``: every split) that have extractive answers."""
     d = json.loads((data / "qasper/dev-questions/dev_question_dict.json").read_text(encoding="utf-8"))
     for qid in sorted(d):
         q = d[qid]
-        if str(q["article_id"]) in excluded or _qasper_split(str(q["article_id"])) != "dev":
+        art = str(q["article_id"])
+        if art in excluded or (split != "all" and _qasper_split(art) != split):
             continue
         hl = [h for h in q.get("highlighted_evidence", []) if h.strip() and not h.startswith("FLOAT")]
         spans = [s for s in q.get("extractive_spans", []) if s.strip()]

@@ -34,33 +34,24 @@ Kept: an author citation ("See et al.") is no name (dev unchanged).
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 from statistics import mean
 
-from vectree.agent.navigator import OfflineNavigator, asks_for_name, echoes, named_answer
-from vectree.evaluation.metrics import max_answer_f1
-from vectree.retrieval.datasets import matches_reference
-from vectree.retrieval.rerank.data import _qasper_split, eval_article_ids, sentences_of
-from vectree.retrieval.rerank.model import get_reader
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from dev_answer_form import qasper_items  # noqa: E402
+
+from vectree.agent.navigator import OfflineNavigator, asks_for_name, echoes, named_answer  # noqa: E402
+from vectree.evaluation.metrics import max_answer_f1  # noqa: E402
+from vectree.retrieval.rerank.data import eval_article_ids  # noqa: E402
+from vectree.retrieval.rerank.model import get_reader  # noqa: E402
 
 
 def items(data: Path, split: str):
-    excluded = eval_article_ids(data)
-    d = json.loads((data / "qasper/dev-questions/dev_question_dict.json").read_text(encoding="utf-8"))
-    for qid in sorted(d):
-        q = d[qid]
-        art = str(q["article_id"])
-        if art in excluded or (split != "all" and _qasper_split(art) != split):
-            continue
-        hl = [h for h in q.get("highlighted_evidence", []) if h.strip() and not h.startswith("FLOAT")]
-        spans = [s for s in q.get("extractive_spans", []) if s.strip()]
-        if not hl or not spans:
-            continue
-        sents = [s for p in q.get("evidence", []) for s in sentences_of(" ".join(str(p).split()))]
-        gold = next((s for s in sents if any(matches_reference(s, h) for h in hl)), None)
-        if gold:
-            yield q["text"], gold, spans + [", ".join(spans)]
+    """(question, gold sentence, references) of the split's QASPER dev-dictionary questions."""
+    for question, gold, refs, _ in qasper_items(data, eval_article_ids(data), split):
+        yield question, gold, refs
 
 
 def main() -> None:
