@@ -744,6 +744,8 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     readable = [c for c in candidates if c.get("reading") is not None and answers_from(c)] \
         or [c for c in candidates if c.get("reading")]
     yes_no = bool(YES_NO_START.match(question)) and not re.search(r"\bor\b", question)
+    asks_quantity = bool(NUMERIC_QUESTION.search(question))
+    asks_name = asks_for_name(question)
 
     def read_answer(pool: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str]:
         """``(answer, the candidate that holds it, answer type)`` from the best of ``pool``."""
@@ -757,30 +759,28 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
             # the type head says yes/no to a question that is not one ("Which plant ...?"): a
             # wh-question is answered by a span, never by "Yes"
             kind, span = "extractive", r0.span
-        number = None
-        if NUMERIC_QUESTION.search(question):
-            # a quantity is asked for: the number nearest the question's words in the best evidence
-            number = numeric_answer(question, [c["text"] for c in pool[:2]])
         bad = (not span or len(span) < 2 or len(span.split()) > 12 or echoes(span, question)
                or (CAPTION.match(span) and not ASKS_FOR_TITLE.search(question))
                or (title and _norm(span) and _norm(span) in _norm(title) and not ASKS_FOR_TITLE.search(question)))
-        if number:
-            # the sentence the number came from holds the answer
-            return number, next((c for c in pool[:2] if number in c["text"]), holder), kind
-        names = named_answer(question, holder["text"]) if asks_for_name(question) else None
-        if names:
-            # a named thing of a kind is asked for ("What datasets do they use?"): the names the
-            # evidence gives, not the reader's span (QASPER dev split, the reader's held-out
-            # questions, gold sentence given: token F1 .465 against .331, benchmarks/dev_named_answer.py)
-            return names, holder, kind
-        if not bad and (NUMERIC_QUESTION.search(question) or asks_for_name(question)):
-            return span, holder, kind  # a quantity or a name was asked for and none was found
+        if asks_quantity:
+            # the number nearest the question's words in the best evidence; the sentence it came
+            # from holds the answer
+            number = numeric_answer(question, [c["text"] for c in pool[:2]])
+            if number:
+                return number, next((c for c in pool[:2] if number in c["text"]), holder), kind
+        elif asks_name:
+            # a named thing of a kind ("What datasets do they use?"): the names the evidence gives,
+            # not the reader's span (QASPER dev split, the reader's held-out questions, gold
+            # sentence given: token F1 .465 against .331, benchmarks/dev_named_answer.py)
+            names = named_answer(question, holder["text"])
+            if names:
+                return names, holder, kind
         if not bad:
-            # the reader's span stops short of what QASPER's annotators mark (6 words against their
-            # 10): its clause answers (reader's dev split, gold sentence given: token F1 .431
-            # against .380 over the questions that ask neither a quantity nor a name; train split
-            # .338 against .310; benchmarks/dev_answer_types.py)
-            return span_clause(holder["text"], span), holder, kind
+            # a quantity or a name asked for and none found: the span; else the span stops short
+            # of what QASPER's annotators mark (6 words against their 10) and its clause answers
+            # (reader's dev split, gold sentence given: token F1 .431 against .380 over the
+            # questions that ask neither; train split .338 against .310; benchmarks/dev_answer_types.py)
+            return (span if asks_quantity or asks_name else span_clause(holder["text"], span)), holder, kind
         # the span head gave nothing usable: the clause of the sentence that answers
         return nav._extract(question, [holder["text"]]), holder, kind
 
