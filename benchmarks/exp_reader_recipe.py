@@ -15,6 +15,25 @@ Measured 2026-12-06 (2 CPU cores): ``--lora-layers 6 --max-steps 1280 --max-epoc
 answer F1 on the dev papers (``dev_answer_holder.py``) .111 (.120), and on the qasper evaluation
 vectree .347 / .424 / F1 .109 against the shipped .344 / .497 / .167: not adopted
 (docs/eval/report.md, 6 December night).
+
+Measured 7 December (session 11), 2 CPU cores, shipped recipe otherwise (2 adapted layers):
+
+| recipe | train s | dev logit MRR / P@1 | dev fused MRR / P@1 | page sel. mean F1 | within-paper P@1: RRF order / logit |
+|---|---:|---:|---:|---:|---:|
+| shipped (pointwise BCE) | 244 | .793 / .639 | .860 / .757 | .450 | .518 / .404 |
+| ``--listwise 1 --groups-per-batch 4`` | 326 | **.835 / .721** | .855 / .748 | .456 | .518 / .404 |
+| ... ``--paper-negatives 6`` | 430 | (dev changed) | (dev changed) | .444 | .482 / .447 |
+
+``--listwise``: a groupwise softmax loss over each question's candidates beside the BCE (batches
+of whole questions).  ``--paper-negatives``: each QASPER train question asked of a whole dev-built
+paper (:func:`vectree.retrieval.rerank.data.paper_examples`), the first stage's best non-evidence
+sentences its negatives (3,977 train and 1,148 dev pairs; dev then holds these harder groups, so
+its MRR is not comparable).  The last column is ``benchmarks/diag_page_ranking.py`` (dev, 141
+questions; the first stage alone: .525).  The groupwise loss lifts the logit's ranking of each
+question's own candidates as much as six adapted layers did, yet fused with the cosine it ranks
+no better than the cosine; trained on the navigator's own candidates the logit gains within a
+paper (.404 -> .447) and the fused order loses (.518 -> .482).  Neither was adopted: within a
+paper, with this data and these weights, nothing trained here beats the first stage's order.
 """
 
 from __future__ import annotations
@@ -35,6 +54,10 @@ def main() -> None:
     ap.add_argument("--eval-every", type=int, default=160)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--seed", type=int, default=13)
+    ap.add_argument("--listwise", type=float, default=0.0, help="weight of the groupwise softmax loss")
+    ap.add_argument("--groups-per-batch", type=int, default=3)
+    ap.add_argument("--paper-negatives", type=int, default=0,
+                    help="first-stage negatives per QASPER question asked of a whole (dev-built) paper")
     args = ap.parse_args()
 
     from vectree.retrieval.embed import get_embedder
@@ -43,10 +66,14 @@ def main() -> None:
     from vectree.retrieval.rerank.train import TrainSettings, fit_and_save, resolve_data_dir
 
     path = resolve_data_dir(args.data or None)
-    data = build_reader_data(path, seed=args.seed)
+    from vectree.evaluation.embedcache import cached_embedder
+
+    data = build_reader_data(path, seed=args.seed, paper_negatives=args.paper_negatives,
+                             embedder=cached_embedder() if args.paper_negatives else None)
     print("data", json.dumps(data.counts()))
     settings = TrainSettings(seed=args.seed, threads=args.threads, lora_layers=args.lora_layers,
                              max_steps=args.max_steps, max_epochs=args.max_epochs, eval_every=args.eval_every,
+                             listwise=args.listwise, groups_per_batch=args.groups_per_batch,
                              time_budget_s=60 * 60)
     started = time.perf_counter()
 

@@ -380,3 +380,62 @@ def test_abstention_with_no_dev_question_of_the_sources_abstains_least_and_warns
     assert all(v == v for d in curve for v in d.values())  # no NaN reaches config.json
     threshold, curve = _fit_abstention(dev, [0.7], {"g1": [0]}, None)  # the qasper question counts here
     assert len(curve) == len(GRID)
+
+
+def test_groupwise_loss_ranks_each_questions_candidates_against_each_other():
+    """The experimental groupwise loss (``TrainSettings.listwise``): batches keep a question's
+    candidates together, and the loss falls as the positive's logit rises above its own
+    question's negatives -- whatever another question's logits are."""
+    import random
+
+    import torch
+
+    from vectree.retrieval.rerank.train import _group_batches, _groupwise_loss
+
+    data = _tiny_data().split("train")
+    batches = _group_batches(data, 2, random.Random(0))
+    assert [len(b) for b in batches] == [4, 4]  # 4 questions of 2 pairs, 2 questions a batch
+    for b in batches:
+        groups = [e.group for e in b]
+        assert all(groups.count(g) == 2 for g in groups)  # never a question split across batches
+    batch = batches[0]
+    pos = torch.tensor([float(e.rel) for e in batch])
+    logits = torch.zeros(len(batch), requires_grad=True)
+    loss = _groupwise_loss(logits, batch)
+    assert abs(float(loss) - np.log(2)) < 1e-6  # a tie between one positive and one negative
+    loss.backward()
+    assert torch.all(logits.grad[pos == 1] < 0) and torch.all(logits.grad[pos == 0] > 0)
+    better = _groupwise_loss(torch.where(pos == 1, 3.0, -3.0), batch)
+    assert float(better) < 0.01
+    # a question without a negative adds nothing (nothing to rank it against)
+    only_pos = [e for e in batch if e.rel]
+    assert float(_groupwise_loss(torch.zeros(len(only_pos)), only_pos)) == 0.0
+
+
+@pytest.mark.skipif(not (SHARED / "qasper" / "dev-questions").exists(), reason="needs ../shared/data")
+def test_paper_examples_pair_evidence_with_the_first_stage_negatives_of_a_whole_paper():
+    """The experimental ``qasper-paper`` source: each question's evidence sentences against the
+    sentences the hybrid first stage ranks highest in its (dev-built) paper, never an evaluation
+    paper, one group per question."""
+    from vectree.evaluation.embedcache import cached_embedder
+    from vectree.retrieval.rerank import pages
+    from vectree.retrieval.rerank.data import paper_examples
+
+    real = pages.dev_papers
+    try:
+        pages.dev_papers = lambda data_dir, split="dev", **kw: real(data_dir, split=split, limit=2)
+        ex = paper_examples(SHARED, cached_embedder(), negatives=4, splits=("dev",))
+    finally:
+        pages.dev_papers = real
+    papers = real(SHARED, split="dev", limit=2)
+    assert ex and {e.source for e in ex} == {"qasper-paper"} and {e.split for e in ex} == {"dev"}
+    excluded = eval_article_ids(SHARED)
+    assert not any(e.group.split(":")[1] in excluded for e in ex)
+    for paper in papers:
+        for n, ((question, _), evidence) in enumerate(zip(paper.questions, paper.evidence)):
+            group = [e for e in ex if e.group == f"paper:{paper.key}:{n}"]
+            gold = {paper.chunks[i] for i in evidence}
+            assert [e.question for e in group] == [question] * len(group)
+            assert {e.text for e in group if e.rel} <= gold and any(e.rel for e in group)
+            negatives = [e for e in group if not e.rel]
+            assert 1 <= len(negatives) <= 4 and not any(e.text in gold for e in negatives)

@@ -44,6 +44,10 @@ class TrainSettings:
     threads: int = 2
     max_len: int = 96
     lora_layers: int = 2
+    # weight of a groupwise softmax loss beside the pointwise BCE: each question's candidates in one
+    # batch, the positives' share of the softmax over them maximised (0: pointwise only)
+    listwise: float = 0.0
+    groups_per_batch: int = 3  # with listwise > 0: batches hold whole questions
     quick: bool = False
     device: str = "cpu"
 
@@ -120,6 +124,34 @@ def evaluate(reader: Reader, examples: Sequence[Example], *, batch: int = 32) ->
     return out
 
 
+def _group_batches(examples: Sequence[Example], groups: int, rng: random.Random) -> list[list[Example]]:
+    """Batches of whole questions (``groups`` of them each), shuffled: what a groupwise loss needs."""
+    by_group: dict[str, list[Example]] = {}
+    for e in examples:
+        by_group.setdefault(e.group or id(e), []).append(e)
+    keys = list(by_group)
+    rng.shuffle(keys)
+    return [[e for key in keys[i:i + groups] for e in by_group[key]] for i in range(0, len(keys), groups)]
+
+
+def _groupwise_loss(rel, batch: Sequence[Example]):
+    """Mean over the batch's questions with a positive and a negative of ``-log(sum softmax over
+    the positives)``: the question's candidates ranked against each other, not scored alone."""
+    import torch
+
+    terms = []
+    idx: dict[str, list[int]] = {}
+    for i, e in enumerate(batch):
+        idx.setdefault(e.group, []).append(i)
+    for members in idx.values():
+        pos = [i for i in members if batch[i].rel]
+        if not pos or len(pos) == len(members):
+            continue
+        logits = rel[members]
+        terms.append(torch.logsumexp(logits, 0) - torch.logsumexp(rel[pos], 0))
+    return torch.stack(terms).mean() if terms else rel.sum() * 0.0
+
+
 def train_reader(data: ReaderData, settings: TrainSettings | None = None, *,
                  progress: Callable[[dict[str, Any]], None] | None = None, embedder=None) -> TrainResult:
     import torch
@@ -156,7 +188,9 @@ def train_reader(data: ReaderData, settings: TrainSettings | None = None, *,
         heads = [p for n, p in net.named_parameters() if p.requires_grad and "lora_" not in n]
         opt = torch.optim.AdamW([{"params": lora, "lr": settings.lr}, {"params": heads, "lr": settings.head_lr}],
                                 weight_decay=0.01)
-        steps_per_epoch = math.ceil(len(train) / settings.batch_size)
+        make_batches = ((lambda: _group_batches(train, settings.groups_per_batch, rng)) if settings.listwise
+                        else (lambda: _batches(train, settings.batch_size, rng)))
+        steps_per_epoch = len(make_batches())
         total = min(steps_per_epoch * settings.max_epochs, settings.max_steps)
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: min(1.0, (s + 1) / 20) * max(0.05, 1 - s / max(1, total)))
@@ -180,7 +214,7 @@ def train_reader(data: ReaderData, settings: TrainSettings | None = None, *,
 
         net.train()
         for epoch in range(settings.max_epochs):
-            for batch in _batches(train, settings.batch_size, rng):
+            for batch in make_batches():
                 enc = reader.tokenizer([e.question for e in batch], [e.text for e in batch], truncation="longest_first",
                                        max_length=settings.max_len, padding=True, return_tensors="pt",
                                        return_offsets_mapping=True)
@@ -189,6 +223,8 @@ def train_reader(data: ReaderData, settings: TrainSettings | None = None, *,
                 enc = {k: v.to(device) for k, v in enc.items()}
                 rel, typ, start, end = net(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])
                 loss = bce(rel, torch.tensor([float(e.rel) for e in batch], device=device))
+                if settings.listwise:
+                    loss = loss + settings.listwise * _groupwise_loss(rel, batch)
                 types = torch.tensor([e.type for e in batch], device=device)
                 if (types >= 0).any():
                     loss = loss + 0.5 * ce(typ, types.masked_fill(types < 0, -100))
