@@ -88,3 +88,18 @@ def test_the_span_grows_to_its_clause():
         "Novelty is scored as the mean distance between each generated caption and its nearest training caption"
     assert span_clause("We train with Adam; the rate is 0.001.", "Adam") == "We train with Adam"
     assert span_clause("We train with Adam.", "SGD") == "SGD"  # not in the sentence: the span itself
+
+
+def test_an_abbreviation_of_the_questions_own_words_is_no_answer():
+    """A user asked which datasets evaluate a model the question names in full; the evidence
+    sentence also gives the model's abbreviation, which is the question's own thing, not an answer."""
+    from vectree.agent.navigator import abbreviates
+
+    question = "Which corpora are used to evaluate Gated-Graph Networks?"
+    sentence = "We evaluate gated-graph networks (G-GN) on the Velmor-Tides and Ostrav Speech corpora."
+    assert named_answer(question, sentence) == "Velmor-Tides, Ostrav Speech"
+    assert abbreviates("G-GN", question) and abbreviates("LDA", "How is latent Dirichlet allocation trained?")
+    # function words spell nothing, and a name the question does not spell stays an answer
+    assert not abbreviates("DT", "Which tagger do they use?")
+    assert not abbreviates("CRF", "Which tagger do they use?")
+    assert named_answer("Which tagger do they use?", "Tags come from a CRF trained on the news section.") == "CRF"

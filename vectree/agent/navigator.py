@@ -296,6 +296,29 @@ def _name_like(token: str, first: bool) -> bool:
     return inner_upper or has_digit or (token[0].isupper() and not first)
 
 
+def abbreviates(name: str, question: str) -> bool:
+    """``name`` is an abbreviation of consecutive words of ``question`` ("S-RNN" of "Structural-RNN",
+    "GNB" of "Gaussian naive Bayes"): the initials of those words -- a word already in capitals counts
+    whole -- spell it.  Such a name is the question's own thing under another name, never an answer."""
+    short = re.sub(r"[^A-Za-z0-9]", "", name)
+    if len(short) < 2 or not any(c.isupper() for c in short[1:]) or " " in name.strip():
+        return False
+    # function words spell nothing: "DT" is no abbreviation of "do they"
+    parts = [p for p in re.split(r"[\s\-/]+", question) if p and p.lower().strip("?.,") not in STOP]
+    pieces = [re.sub(r"[^A-Za-z0-9]", "", p) for p in parts]
+    pieces = [p if p.isupper() or p.isdigit() else p[:1] for p in pieces]
+    target = short.upper()
+    for i in range(len(pieces)):
+        spelt = ""
+        for p in pieces[i:]:
+            spelt += p.upper()
+            if spelt == target:
+                return True
+            if not target.startswith(spelt):
+                break
+    return False
+
+
 def named_answer(question: str, sentence: str, *, most: int = 5) -> str | None:
     """The names ``sentence`` gives that ``question`` does not already hold, joined by ", ", in
     order (runs of name-like tokens, "&" and "-" kept inside a name; at most ``most``); None when
@@ -312,7 +335,8 @@ def named_answer(question: str, sentence: str, *, most: int = 5) -> str | None:
             name = " ".join(run)
             words = content_words(name)
             cites = re.match(r"\s*et\s+al\b", sentence[at:])  # "See et al. (2017)": authors, not a name
-            if words and not cites and not all(stem(w) in qstems for w in words) and name not in names:
+            if words and not cites and not all(stem(w) in qstems for w in words) and name not in names \
+                    and not abbreviates(name, question):
                 names.append(name)
             run.clear()
 
