@@ -79,6 +79,34 @@ def test_expected_ie_prefers_a_node_that_is_all_relevant():
     assert len(search_forest([tree], Q, SearchParams(fill_k=True, **p), k=3, node_scorer=scorer)) == 3
 
 
+def test_the_evidence_cap_stops_a_large_node_winning_by_its_size():
+    """``gold_cap``: a query's evidence holds about G sentences, so a node cannot be expected to
+    hold more relevant ones.  Uncapped, a 10-sentence node at precision .5 (5 expected) beats a
+    2-sentence node at .9 (25/10 against 3.24/2); with G = 2 the small one wins (4/10 against 1.62)."""
+    from vectree.retrieval.sprout.search import _select
+
+    doc = np.array([0, 0])
+    lo, hi = np.array([0, 10]), np.array([10, 12])  # disjoint: both could be returned
+    expected, weight = np.array([5.0, 1.8]), np.array([10.0, 2.0])
+    pick = lambda cap, k=1: _select(doc, lo, hi, np.zeros(2), expected, weight, True, k, True, gold_cap=cap)
+    assert pick(None) == [0]
+    assert pick(2.0) == [1]
+    assert pick(2.0, k=2) == [1, 0]  # k means k either way: the cap orders, never drops
+    # a cap as large as the evidence any node holds changes nothing
+    assert pick(100.0) == pick(None)
+
+
+def test_a_trained_model_caps_at_its_training_queries_median_evidence():
+    from types import SimpleNamespace as NS
+
+    from vectree.retrieval.sprout.train import median_evidence
+
+    data = NS(docs=[NS(weights=[1, 2, 3, 1], queries=[NS(positives=[0]), NS(positives=[1, 2]), NS(positives=[]),
+                                                           NS(positives=[2, 3])])])
+    assert median_evidence(data) == 4.0  # evidence sizes 1, 5 and 4 sentences (no positive: left out)
+    assert median_evidence(NS(docs=[])) is None
+
+
 def test_learned_reranker_scores_gate_and_rank():
     tree = _tree()
     # a scorer that prefers big nodes: logit = log(sentences) - 0.5 (feature 4 is log_sentences)

@@ -118,6 +118,11 @@ def test_save_and_load_give_identical_retrieval(trained, training_set, tmp_path)
         h2 = loaded.search([t2], loaded.search_query(xq)[0], 5, query_text=d.queries[0].text)
         assert [(h.node, round(h.score, 6)) for h in h1] == [(h.node, round(h.score, 6)) for h in h2]
     assert loaded.search_params().tau == pytest.approx(model.search_params().tau)
+    # the evidence cap is the training queries' median evidence size, and it travels with the model
+    from vectree.retrieval.sprout.train import median_evidence
+
+    assert model.config.search.gold_cap == median_evidence(training_set.split("train")) is not None
+    assert loaded.search_params().gold_cap == model.config.search.gold_cap
 
 
 def test_load_refuses_a_different_base_encoder(trained, tmp_path, monkeypatch):

@@ -23,8 +23,9 @@ For one query vector ``q`` and one tree:
      search and to the document; what its parent and sibling add; its cohesion; for models
      trained with them, the query's words in its chunks, :mod:`vectree.retrieval.sprout.lexical`)
      to the logit of the node's precision ``p``; nodes are picked greedily to maximise
-     ``(sum p * sentences)^2 / (sum sentences)`` -- the expected recall x precision of the whole
-     answer set -- stopping when no candidate raises it.  This is how candidates from different
+     ``min(sum p * sentences, G)^2 / (sum sentences)`` -- the expected recall x precision of the
+     whole answer set, ``G`` the sentences a query's evidence holds (``gold_cap``: a set cannot hold
+     more relevant sentences than that) -- stopping when no candidate raises it.  This is how candidates from different
      levels are compared: a big node wins only when most of it is expected to be relevant, and a
      query whose evidence is one node gets one node, not k;
    * ``"expected_ie"`` / ``"leaf_expected_ie"``: the same greedy with ``p`` calibrated from the
@@ -73,6 +74,11 @@ class SearchParams:
     # know their paragraphs): larger nodes still guide the beam.  Measured: unions of paragraphs
     # were mostly a relevant paragraph plus an unrelated one (see the README's SproutRAG section)
     single_paragraph: bool = False
+    # a query's evidence holds about this many sentences: the expected-IE greedy never counts more
+    # relevant sentences than that (expected recall stops at 1), so a large node cannot win by its
+    # size alone.  Models set it to the median evidence size of their training queries
+    # (:func:`vectree.retrieval.sprout.train.median_evidence`); None: uncapped (models before)
+    gold_cap: float | None = None
 
     def __post_init__(self) -> None:
         if self.rerank not in RERANKERS:
@@ -190,14 +196,15 @@ def node_features(tree: Tree, leaf_scores: np.ndarray, node_scores: np.ndarray, 
 
 def _select(doc: np.ndarray, lo: np.ndarray, hi: np.ndarray, score: np.ndarray, expected: np.ndarray,
             weight: np.ndarray, greedy_ie: bool, k: int, fill_k: bool, got: float = 0.0,
-            cost: float = 0.0, capacity: int | None = None) -> list[int]:
+            cost: float = 0.0, capacity: int | None = None, gold_cap: float | None = None) -> list[int]:
     """Indices of at most ``k`` candidates, none nested in another (vectorised), in the order picked.
 
     Nodes of one tree either nest or are disjoint, so two candidates conflict exactly when they
     are in the same document and their leaf intervals ``[lo, hi)`` intersect.  The expected-IE
     greedy picks, at every step, the node that gives the set picked so far the highest expected
     recall x precision (``got``/``cost``: the expected relevant and returned sentences of nodes
-    picked before, by an earlier tier); without ``fill_k`` it stops when no node raises it.
+    picked before, by an earlier tier; ``gold_cap``: the relevant sentences a query has, at most);
+    without ``fill_k`` it stops when no node raises it.
     ``capacity`` (the leaves no picked node covers yet): a node is only picked while the leaves
     left beside it still hold the rest of the ``k``, so k distinct nodes exist whenever k leaves do.
     """
@@ -210,7 +217,8 @@ def _select(doc: np.ndarray, lo: np.ndarray, hi: np.ndarray, score: np.ndarray, 
         if not ok.any():
             break
         if greedy_ie:
-            value = np.where(ok, (got + expected) ** 2 / (cost + weight), -np.inf)
+            gain = got + expected if gold_cap is None else np.minimum(got + expected, gold_cap)
+            value = np.where(ok, gain ** 2 / (cost + weight), -np.inf)
         else:
             value = np.where(ok, score, -np.inf)
         i = int(np.argmax(value))
@@ -335,7 +343,7 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
         d_, n_, s_, e_, w_, lo_, hi_, _, r_ = arrays
         idx = np.flatnonzero(mask & _disjoint_from(d_, lo_, hi_, [(p[0], p[6], p[7]) for p in picked]))
         for i in _select(d_[idx], lo_[idx], hi_[idx], r_[idx], e_[idx], w_[idx], greedy, limit, fill, got, cost,
-                         capacity):
+                         capacity, params.gold_cap):
             j = idx[i]
             picked.append((int(d_[j]), int(n_[j]), float(s_[j]), float(e_[j]), float(w_[j]), float(r_[j]),
                            int(lo_[j]), int(hi_[j])))

@@ -139,6 +139,13 @@ def node_targets(member: np.ndarray, weights: np.ndarray, positives: Sequence[Se
     return (covered / np.maximum(total, 1e-9)) * precision, precision
 
 
+def median_evidence(data) -> float | None:
+    """The median number of sentences a training query's evidence holds (its positives' weights):
+    the search's ``gold_cap``.  None without queries."""
+    sizes = [sum(d.weights[i] for i in q.positives) for d in data.docs for q in d.queries if q.positives]
+    return float(np.median(sizes)) if sizes else None
+
+
 def best_nodes(ie: np.ndarray, ratio: float) -> np.ndarray:
     return ie >= np.maximum(ratio * ie.max(1, keepdims=True), 1e-6)
 
@@ -483,7 +490,8 @@ def train(train_set: TrainingSet, dev_set: TrainingSet, config: TrainConfig | No
                                           scorer_features=[f for f in FEATURE_NAMES
                                                            if cfg.lexical or f not in LEXICAL_FEATURES],
                                           search=SearchParams(scan_chunks=cfg.text_node_chunks,
-                                                              single_paragraph=cfg.single_paragraph))
+                                                              single_paragraph=cfg.single_paragraph,
+                                                              gold_cap=median_evidence(train_set)))
         model = SproutModel(mc)
         init_state = copy.deepcopy(model.state_dict())
         dev_before = dev_metrics(model, dev_set, cfg.dev_ks, model.search_params(rerank="cosine"))
