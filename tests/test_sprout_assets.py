@@ -306,6 +306,9 @@ def test_train_cli_prints_data_progress_figures_and_the_command_that_makes_it_li
     from vectree.retrieval.sprout.model import load_model
 
     assert "cosine features only" in card and not load_model(new[0]).node_scorer.reads_lexical
+    # the card states the evidence cap the training set (the median evidence of its queries)
+    cap = load_model(new[0]).config.search.gold_cap
+    assert cap and f"at most {cap:g} relevant sentences" in card
 
 
 def test_a_model_that_did_not_learn_is_written_but_not_made_live(trained_store, tmp_path, monkeypatch):

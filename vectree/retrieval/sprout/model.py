@@ -505,6 +505,9 @@ def model_card(model: SproutModel) -> str:
                f"{cfg.base_encoder} vector of their own text (searched with the plain query), larger ones "
                "by their progressive embedding" if cfg.text_node_chunks else
                "- node vectors: progressive embeddings throughout, queries through the learned adapter"),
+              (f"- evidence cap: a set of nodes is expected to hold at most {cfg.search.gold_cap:g} relevant "
+               "sentences, the median evidence size of the training queries (`SearchParams.gold_cap`)"
+               if cfg.search.gold_cap else "- evidence cap: none (the expected-IE greedy is uncapped)"),
               "- reproduce: `vectree sprout train --seed "
               f"{(tr.get('train_config') or {}).get('seed')}"
               + "".join(f" --source {s}" for s in sources) + (" --quick" if data.get("quick") else "") + "`",
