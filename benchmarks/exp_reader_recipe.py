@@ -26,7 +26,7 @@ Measured 7 December (session 11), 2 CPU cores, shipped recipe otherwise (2 adapt
 
 ``--listwise``: a groupwise softmax loss over each question's candidates beside the BCE (batches
 of whole questions).  ``--paper-negatives``: each QASPER train question asked of a whole dev-built
-paper (:func:`vectree.retrieval.rerank.data.paper_examples`), the first stage's best non-evidence
+paper (:func:`vectree.retrieval.rerank.pages.paper_examples`), the first stage's best non-evidence
 sentences its negatives (3,977 train and 1,148 dev pairs; dev then holds these harder groups, so
 its MRR is not comparable).  The last column is ``benchmarks/diag_page_ranking.py`` (dev, 141
 questions; the first stage alone: .525).  The groupwise loss lifts the logit's ranking of each
@@ -67,9 +67,10 @@ def main() -> None:
 
     path = resolve_data_dir(args.data or None)
     from vectree.evaluation.embedcache import cached_embedder
+    from vectree.retrieval.rerank.pages import paper_examples
 
-    data = build_reader_data(path, seed=args.seed, paper_negatives=args.paper_negatives,
-                             embedder=cached_embedder() if args.paper_negatives else None)
+    extra = paper_examples(path, cached_embedder(), negatives=args.paper_negatives) if args.paper_negatives else ()
+    data = build_reader_data(path, seed=args.seed, extra=extra)
     print("data", json.dumps(data.counts()))
     settings = TrainSettings(seed=args.seed, threads=args.threads, lora_layers=args.lora_layers,
                              max_steps=args.max_steps, max_epochs=args.max_epochs, eval_every=args.eval_every,

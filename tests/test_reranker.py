@@ -419,7 +419,7 @@ def test_paper_examples_pair_evidence_with_the_first_stage_negatives_of_a_whole_
     paper, one group per question."""
     from vectree.evaluation.embedcache import cached_embedder
     from vectree.retrieval.rerank import pages
-    from vectree.retrieval.rerank.data import paper_examples
+    from vectree.retrieval.rerank.pages import paper_examples
 
     real = pages.dev_papers
     try:

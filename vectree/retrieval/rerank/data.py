@@ -340,52 +340,14 @@ def ict_examples(examples: Sequence[Example], rng: random.Random, n: int) -> lis
     return out
 
 
-def paper_examples(data_dir: Path, embedder, *, negatives: int = 6, depth: int = 24,
-                   splits: Sequence[str] = ("train", "dev")) -> list[Example]:
-    """QASPER questions asked of a whole paper, as the navigator asks them: each question's
-    evidence sentences against the sentences the paper's hybrid first stage (BM25 + cosine) ranks
-    highest without being evidence -- the candidates the reader must order at query time.
-
-    The papers are :func:`.pages.dev_papers` of each split (an article's evidence paragraphs placed
-    among other articles' paragraphs of the same split, 200 chunks; never an evaluation paper).
-    Before these, the reader only met negatives drawn from other questions' evidence of the same
-    article, and on whole papers its logit ranked the evidence first less often than the cosine
-    did (``benchmarks/diag_page_ranking.py``)."""
-    from vectree.retrieval.passages import PaperPassages, passages_table
-
-    from .pages import dev_papers
-
-    out: list[Example] = []
-    for split in splits:
-        for paper in dev_papers(Path(data_dir), split=split):
-            rows = [{"passage_id": i, "page_no": p, "block": 0, "node_id": None, "text": t}
-                    for i, (t, p) in enumerate(zip(paper.chunks, paper.pages))]
-            passages = PaperPassages(passages_table(rows, embedder.encode_documents(paper.chunks)))
-            vectors = embedder.encode_queries([q for q, _ in paper.questions])
-            for n, ((question, _), qv, evidence) in enumerate(zip(paper.questions, vectors, paper.evidence)):
-                group = f"paper:{paper.key}:{n}"
-                hits = [h.passage_id for h in passages.rank(question, qv, depth)]
-                for i in sorted(evidence)[:3]:
-                    out.append(Example(question, paper.chunks[i], 1, -1, None, group, "qasper-paper", split))
-                for i in [i for i in hits if i not in evidence][:negatives]:
-                    out.append(Example(question, paper.chunks[i], 0, -1, None, group, "qasper-paper", split))
-    return out
-
-
 def build_reader_data(data_dir: Path, *, seed: int = 13, quick: bool = False, ict: int = 300,
-                      paper_negatives: int = 0, embedder=None) -> ReaderData:
+                      extra: Sequence[Example] = ()) -> ReaderData:
     """Every source's examples with their splits (``quick``: a small sample of each, for tests
-    and ``--quick``).  ``paper_negatives``: that many first-stage negatives per question of
-    :func:`paper_examples` (0: none; needs the ``embedder``)."""
+    and ``--quick``).  ``extra``: more examples, first (an experiment's source, e.g.
+    :func:`.pages.paper_examples`)."""
     rng = random.Random(seed)
     excluded = eval_article_ids(data_dir)
-    examples: list[Example] = []
-    if paper_negatives:
-        if embedder is None:
-            from vectree.retrieval.embed import get_embedder
-
-            embedder = get_embedder()
-        examples += paper_examples(data_dir, embedder, negatives=paper_negatives)
+    examples: list[Example] = list(extra)
     examples += qasper_examples(data_dir, rng, excluded)
     examples += pagebench_examples(data_dir, excluded)
     examples += hotpotqa_examples(data_dir)

@@ -103,6 +103,38 @@ def dev_papers(data_dir: Path, *, split: str = "dev", pad: int = PAD_CHUNKS, pag
     return out
 
 
+def paper_examples(data_dir: Path, embedder, *, negatives: int = 6, depth: int = 24,
+                   splits: Sequence[str] = ("train", "dev")) -> list[Example]:
+    """QASPER questions asked of a whole paper, as the navigator asks them: each question's
+    evidence sentences against the sentences the paper's hybrid first stage (BM25 + cosine) ranks
+    highest without being evidence -- the candidates the reader must order at query time.
+
+    The papers are :func:`dev_papers` of each split (an article's evidence paragraphs placed
+    among other articles' paragraphs of the same split, 200 chunks; never an evaluation paper).
+    Before these, the reader only met negatives drawn from other questions' evidence of the same
+    article, and on whole papers its logit ranked the evidence first less often than the cosine
+    did (``benchmarks/diag_page_ranking.py``)."""
+    from vectree.retrieval.passages import PaperPassages, passages_table
+
+    from .data import Example
+
+    out: list[Example] = []
+    for split in splits:
+        for paper in dev_papers(Path(data_dir), split=split):
+            rows = [{"passage_id": i, "page_no": p, "block": 0, "node_id": None, "text": t}
+                    for i, (t, p) in enumerate(zip(paper.chunks, paper.pages))]
+            passages = PaperPassages(passages_table(rows, embedder.encode_documents(paper.chunks)))
+            vectors = embedder.encode_queries([q for q, _ in paper.questions])
+            for n, ((question, _), qv, evidence) in enumerate(zip(paper.questions, vectors, paper.evidence)):
+                group = f"paper:{paper.key}:{n}"
+                hits = [h.passage_id for h in passages.rank(question, qv, depth)]
+                for i in sorted(evidence)[:3]:
+                    out.append(Example(question, paper.chunks[i], 1, -1, None, group, "qasper-paper", split))
+                for i in [i for i in hits if i not in evidence][:negatives]:
+                    out.append(Example(question, paper.chunks[i], 0, -1, None, group, "qasper-paper", split))
+    return out
+
+
 def _paragraphs(doc) -> list[tuple[list[int], list[str]]]:
     """A training document's paragraphs: (chunk indices, chunk texts), in order."""
     groups: dict[int, tuple[list[int], list[str]]] = {}
