@@ -10,25 +10,26 @@ its best sentence, or the sum over its sentences).  Printed: page P@1 (the first
 page), page recall at 1 / 2 / 3 pages, and whether a gold page is among the candidates at all.
 ``--dump FILE`` keeps every candidate's features for fitting fusions offline.
 
-Measured 7 December (session 11), depth 24, shipped reader (``reader-20261204-150241``):
+Measured 7 December (session 11), depth 24, shipped reader (``reader-20261204-150241``), the
+candidates from the navigator's own first stage (``PaperPassages.rank``):
 
 | ranking (pages in the order of their best sentence) | dev P@1 | dev R@1 | dev R@2 | dev R@3 | train P@1 | train R@2 |
 |---|---:|---:|---:|---:|---:|---:|
-| hybrid order (BM25 + cosine, RRF: the first stage) | **.525** | **.395** | .539 | .641 | .542 | .595 |
-| shipped: RRF(hybrid order, reader probability), top 12 | .518 | .385 | **.546** | .644 | .547 | .604 |
-| reader probability (logit fused with cosine), top 24 | .504 | .369 | .510 | .643 | .524 | .588 |
-| MiniLM cosine | .489 | .360 | .506 | .611 | .528 | .594 |
-| reader logit alone | .404 | .282 | .451 | .593 | .333 | .439 |
-| reader probability of the sentence with its neighbours | .518 | .387 | .495 | .638 | | |
-| pages by the sum of their sentences' probabilities | .440 | .340 | .474 | .636 | .404 | .496 |
+| first stage (BM25 + cosine, RRF) | **.511** | **.381** | .534 | .634 | .538 | .593 |
+| shipped: RRF(first stage, reader probability), top 12 | .496 | .369 | **.545** | **.646** | .547 | .601 |
+| reader probability (logit fused with cosine), top 24 | .504 | .369 | .520 | .636 | .530 | .593 |
+| MiniLM cosine | .489 | .360 | .517 | .618 | .532 | .598 |
+| reader logit alone | .418 | .289 | .444 | .589 | .342 | .439 |
+| pages by the sum of their sentences' probabilities | .433 | .335 | .462 | .641 | .410 | .508 |
 
 (dev: 141 questions on 51 papers; train: 495 on 187, the questions the reader was trained on.)  A
 gold page is among the 24 candidates for 99 % of the questions; the order is what loses it, and
 the reader adds nothing to the first stage's order within a paper, not even on its own training
-questions, where its logit alone ranks worse than on dev.  A logistic fusion of first-stage
-features (hybrid rank, BM25 rank, cosine, the IDF-weighted share of the question's words in the
-sentence and its neighbours, length) fitted on the train questions reached dev P@1 / R@2 .539 /
-.567 against .525 / .539: within a question or two on 141, not built.  Two reader recipes were
+questions, where its logit alone ranks worse than on dev.  ``--context`` also reads each sentence
+with its neighbours (no better in an earlier run).  A logistic fusion of first-stage features
+(ranks, cosine, the IDF-weighted share of the question's words in the sentence and its
+neighbours, length) fitted on the train questions gained a question or two of 141 on dev (over an
+earlier hand-written fusion of the same two rankings), not built.  Two reader recipes were
 trained to close this (``benchmarks/exp_reader_recipe.py``), neither lifted the order.
 """
 
@@ -81,6 +82,7 @@ def main() -> None:
     args = ap.parse_args()
     from vectree.evaluation.embedcache import cached_embedder
     from vectree.retrieval.passages import PaperPassages, passages_table
+    from vectree.retrieval.rerank.apply import fused_order
     from vectree.retrieval.rerank.calibrate import relevance_prob
     from vectree.retrieval.rerank.model import get_reader
     from vectree.retrieval.rerank.pages import dev_papers
@@ -96,22 +98,19 @@ def main() -> None:
                                emb.encode_documents(paper.chunks))
         P = PaperPassages(table)
         qvs = emb.encode_queries([q for q, _ in paper.questions])
-        for (q, gold), qv in zip(paper.questions, qvs):
+        for (q, gold), qv, ev in zip(paper.questions, qvs, paper.evidence):
             qv = reader.adapt_query(qv)
             bm = P.bm25(q, 50)
             sims = P.vectors @ qv
-            cos_order = [int(i) for i in np.argsort(-sims)[:50]]
-            hyb = rrf((bm, 1.0), (cos_order, 1.0))[: args.depth]
+            hyb = [h.passage_id for h in P.rank(q, qv, args.depth)]  # the navigator's first stage
             texts = [P.texts[i] for i in hyb]
-            ctx = [P.context(i) for i in hyb]
             rd = reader.read(q, texts, max_len=96)
             logit = np.array([r.relevance for r in rd])
             prob = relevance_prob(logit, cal, sims[hyb])
-            rdc = reader.read(q, ctx, max_len=160) if args.context else rd
+            rdc = reader.read(q, [P.context(i) for i in hyb], max_len=160) if args.context else rd
             probc = relevance_prob(np.array([r.relevance for r in rdc]), cal, sims[hyb])
             pg = [P.pages[i] for i in hyb]
             bmr = {i: r for r, i in enumerate(bm)}
-            ev = paper.evidence[len([r for r in rows if r["paper"] == paper.key])]
             idf_cov, idf_cov_ctx = coverage(P, q, hyb)
             rows.append({"paper": paper.key, "q": q, "label": np.array([i in ev for i in hyb]),
                          "cov": idf_cov, "cov_ctx": idf_cov_ctx, "len": np.array([len(t.split()) for t in texts]),
@@ -143,7 +142,7 @@ def main() -> None:
 
     methods = {
         "hybrid order (first stage)": lambda r: by_rank(r["pg"], range(len(r["pg"]))),
-        "shipped: RRF(hybrid, prob) top 12": lambda r: by_rank(r["pg"][:12], rrf((range(12), 1), (list(np.argsort(-r["prob"][:12], kind="stable")), 1))),
+        "shipped: RRF(hybrid, prob) top 12": lambda r: by_rank(r["pg"][:12], fused_order(r["prob"][:12])),
         "prob top 12": lambda r: by_rank(r["pg"][:12], np.argsort(-r["prob"][:12], kind="stable")),
         "prob top depth": lambda r: by_rank(r["pg"], np.argsort(-r["prob"], kind="stable")),
         "cosine top depth": lambda r: by_rank(r["pg"], np.argsort(-r["cos"], kind="stable")),
@@ -155,6 +154,8 @@ def main() -> None:
         "page sum of context prob": lambda r: page_order(r["pg"], r["probc"], "sum"),
         "page sum of RRF(hybrid, prob)": lambda r: page_order(r["pg"], [1 / (60 + a) + 1 / (60 + b) for a, b in zip(range(len(r["pg"])), np.argsort(np.argsort(-r["prob"])))], "sum"),
     }
+    if not args.context:  # the context rows would repeat the sentence rows
+        methods = {name: f for name, f in methods.items() if "context" not in name}
     print("| ranking | page P@1 | page R@1 | page R@2 | page R@3 | any gold in candidates |")
     print("|---|---:|---:|---:|---:|---:|")
     for name, f in methods.items():

@@ -20,19 +20,19 @@ Measured 7 December (session 11), 2 CPU cores, shipped recipe otherwise (2 adapt
 
 | recipe | train s | dev logit MRR / P@1 | dev fused MRR / P@1 | page sel. mean F1 | within-paper P@1: RRF order / logit |
 |---|---:|---:|---:|---:|---:|
-| shipped (pointwise BCE) | 244 | .793 / .639 | .860 / .757 | .450 | .518 / .404 |
-| ``--listwise 1 --groups-per-batch 4`` | 326 | **.835 / .721** | .855 / .748 | .456 | .518 / .404 |
-| ... ``--paper-negatives 6`` | 430 | (dev changed) | (dev changed) | .444 | .482 / .447 |
+| shipped (pointwise BCE) | 244 | .793 / .639 | .860 / .757 | .450 | .496 / .418 |
+| ``--listwise 1 --groups-per-batch 4`` | 326 | **.835 / .721** | .855 / .748 | .456 | .482 / .411 |
+| ... ``--paper-negatives 6`` | 430 | (dev changed) | (dev changed) | .444 | .475 / .397 |
 
 ``--listwise``: a groupwise softmax loss over each question's candidates beside the BCE (batches
 of whole questions).  ``--paper-negatives``: each QASPER train question asked of a whole dev-built
 paper (:func:`vectree.retrieval.rerank.pages.paper_examples`), the first stage's best non-evidence
 sentences its negatives (3,977 train and 1,148 dev pairs; dev then holds these harder groups, so
 its MRR is not comparable).  The last column is ``benchmarks/diag_page_ranking.py`` (dev, 141
-questions; the first stage alone: .525).  The groupwise loss lifts the logit's ranking of each
+questions; the first stage alone: .511).  The groupwise loss lifts the logit's ranking of each
 question's own candidates as much as six adapted layers did, yet fused with the cosine it ranks
-no better than the cosine; trained on the navigator's own candidates the logit gains within a
-paper (.404 -> .447) and the fused order loses (.518 -> .482).  Neither was adopted: within a
+no better than the cosine; trained on the navigator's own candidates neither the logit (.418 ->
+.397) nor the fused order (.496 -> .475) gains within a paper.  Neither was adopted: within a
 paper, with this data and these weights, nothing trained here beats the first stage's order.
 """
 

@@ -128,7 +128,7 @@ def _group_batches(examples: Sequence[Example], groups: int, rng: random.Random)
     """Batches of whole questions (``groups`` of them each), shuffled: what a groupwise loss needs."""
     by_group: dict[str, list[Example]] = {}
     for e in examples:
-        by_group.setdefault(e.group or id(e), []).append(e)
+        by_group.setdefault(e.group, []).append(e)
     keys = list(by_group)
     rng.shuffle(keys)
     return [[e for key in keys[i:i + groups] for e in by_group[key]] for i in range(0, len(keys), groups)]
@@ -147,8 +147,7 @@ def _groupwise_loss(rel, batch: Sequence[Example]):
         pos = [i for i in members if batch[i].rel]
         if not pos or len(pos) == len(members):
             continue
-        logits = rel[members]
-        terms.append(torch.logsumexp(logits, 0) - torch.logsumexp(rel[pos], 0))
+        terms.append(torch.logsumexp(rel[members], 0) - torch.logsumexp(rel[pos], 0))
     return torch.stack(terms).mean() if terms else rel.sum() * 0.0
 
 
@@ -188,9 +187,12 @@ def train_reader(data: ReaderData, settings: TrainSettings | None = None, *,
         heads = [p for n, p in net.named_parameters() if p.requires_grad and "lora_" not in n]
         opt = torch.optim.AdamW([{"params": lora, "lr": settings.lr}, {"params": heads, "lr": settings.head_lr}],
                                 weight_decay=0.01)
-        make_batches = ((lambda: _group_batches(train, settings.groups_per_batch, rng)) if settings.listwise
-                        else (lambda: _batches(train, settings.batch_size, rng)))
-        steps_per_epoch = len(make_batches())
+        if settings.listwise:
+            make_batches = lambda: _group_batches(train, settings.groups_per_batch, rng)  # noqa: E731
+            steps_per_epoch = math.ceil(len({e.group for e in train}) / settings.groups_per_batch)
+        else:
+            make_batches = lambda: _batches(train, settings.batch_size, rng)  # noqa: E731
+            steps_per_epoch = math.ceil(len(train) / settings.batch_size)
         total = min(steps_per_epoch * settings.max_epochs, settings.max_steps)
         sched = torch.optim.lr_scheduler.LambdaLR(
             opt, lambda s: min(1.0, (s + 1) / 20) * max(0.05, 1 - s / max(1, total)))

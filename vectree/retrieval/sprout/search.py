@@ -24,10 +24,10 @@ For one query vector ``q`` and one tree:
      trained with them, the query's words in its chunks, :mod:`vectree.retrieval.sprout.lexical`)
      to the logit of the node's precision ``p``; nodes are picked greedily to maximise
      ``min(sum p * sentences, G)^2 / (sum sentences)`` -- the expected recall x precision of the
-     whole answer set, ``G`` the sentences a query's evidence holds (``gold_cap``: a set cannot hold
-     more relevant sentences than that) -- stopping when no candidate raises it.  This is how candidates from different
-     levels are compared: a big node wins only when most of it is expected to be relevant, and a
-     query whose evidence is one node gets one node, not k;
+     whole answer set, ``G`` the sentences a query's evidence holds (``gold_cap``: a set cannot
+     hold more relevant sentences than that) -- stopping when no candidate raises it.  This is
+     how candidates from different levels are compared: a big node wins only when most of it
+     is expected to be relevant, and a query whose evidence is one node gets one node, not k;
    * ``"expected_ie"`` / ``"leaf_expected_ie"``: the same greedy with ``p`` calibrated from the
      node's own cosine, or summed over its leaves' calibrated cosines (no learned scorer);
    * ``"cosine"``: the node's cosine, the plain reading of the method.
