@@ -96,6 +96,36 @@ def test_the_evidence_cap_stops_a_large_node_winning_by_its_size():
     assert pick(100.0) == pick(None)
 
 
+def test_a_sharper_logit_scale_trusts_a_confident_small_node_over_a_large_uncertain_one():
+    """``logit_scale``: the greedy reads a node's precision as sigmoid(scale x logit).  A 2-sentence
+    node at logit 0 is worth .5^2 x 2 = .5 at every scale; a 1-sentence node at logit .4 is worth
+    .60^2 = .36 at scale 1 (loses) and .83^2 = .69 at scale 4 (wins).  The tau gate reads the plain
+    logit whatever the scale."""
+    from scipy.special import expit
+
+    # leaves 0 (cos 1.0) and 1 (cos .8) merge into node 4; feature 0 = node cosine, 4 = log sentences
+    tree = _tree()
+
+    def scorer(f):
+        two = (f[:, 4] > 0.5) & (f[:, 4] < 1.0) & (f[:, 0] > 0.5)  # node 4 (log 2)
+        return np.where(two, 0.0, np.where((f[:, 4] == 0) & (f[:, 0] > 0.99), 0.4, -5.0))
+
+    p = dict(tau=-100.0, beam_width=8, fill_k=False)
+    for scale, want in ((1.0, 4), (2.0, 4), (4.0, 0)):
+        assert (expit(scale * 0.0) ** 2 * 2 > expit(scale * 0.4) ** 2) == (want == 4)  # the arithmetic above
+        hits = search_forest([tree], Q, SearchParams(logit_scale=scale, **p), k=1, node_scorer=scorer)
+        assert hits[0].node == want, scale
+        w, logit = (2, 0.0) if want == 4 else (1, 0.4)
+        assert hits[0].expected == pytest.approx(expit(scale * logit) * w)
+    # the gate: tau between the two logits keeps only leaf 0 at any scale
+    for scale in (1.0, 4.0):
+        gated = search_forest([tree], Q, SearchParams(logit_scale=scale, tau=0.2, beam_width=8, fill_k=False), k=3,
+                              node_scorer=scorer)
+        assert [h.node for h in gated] == [0]
+    with pytest.raises(ValueError, match="logit_scale"):
+        SearchParams(logit_scale=0.0)
+
+
 def test_a_trained_model_caps_at_its_training_queries_median_evidence():
     from types import SimpleNamespace as NS
 

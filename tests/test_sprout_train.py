@@ -73,7 +73,30 @@ def test_training_chooses_single_paragraph_nodes_on_dev(training_set):
     record = every.model.config.training["single_paragraph_dev"]
     assert not record["trained_for"]
     assert record["chosen"] == (record["on"] > record["off"]) == every.model.config.search.single_paragraph
-    assert every.dev_best["mean_ie"] == (record["on"] if record["chosen"] else record["off"])
+    # the logit scale is chosen after it, starting from the figures of the setting kept
+    scales = every.model.config.training["logit_scale_dev"]
+    assert scales["dev"]["1"] == (record["on"] if record["chosen"] else record["off"])
+    assert every.dev_best["mean_ie"] == scales["dev"][f"{scales['chosen']:g}"]
+
+
+def test_training_chooses_the_greedy_logit_scale_on_dev(trained, training_set, tmp_path):
+    """The scale with the best mean dev IE is kept (the smallest on a tie), saved with the model and
+    stated in its card; choosing again on the same dev documents gives the same figures."""
+    from vectree.retrieval.sprout.model import model_card
+    from vectree.retrieval.sprout.train import LOGIT_SCALES, _DevCache, choose_logit_scale
+
+    model = trained.model
+    record = model.config.training["logit_scale_dev"]
+    dev = {float(k): v for k, v in record["dev"].items()}
+    assert sorted(dev) == sorted(LOGIT_SCALES)
+    best = max(dev.values())
+    assert record["chosen"] == min(s for s, v in dev.items() if v == best) == model.config.search.logit_scale
+    assert trained.dev_best["mean_ie"] == best
+    assert "logit scale" in model_card(model)
+    again, rerecord = choose_logit_scale(model, _DevCache(model, training_set.split("dev")))
+    assert rerecord == record and again["mean_ie"] == best
+    loaded = load_model(save_model(model, tmp_path / "m"))
+    assert loaded.search_params().logit_scale == record["chosen"]
 
 
 def test_the_default_reranker_ranks_only_single_paragraph_nodes(trained, training_set):

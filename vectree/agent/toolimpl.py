@@ -344,11 +344,11 @@ class Toolbox:
         except ImportError:
             return None
         try:
-            # uncapped (gold_cap=None): the nodes vote for passages here, and the vote's weight was
-            # calibrated on the nodes the uncapped search returns; the evidence cap serves the
-            # recall x precision of nodes returned as answers (measured: with it, qasper page
-            # recall of vectree-sprout .483 -> .420)
-            nodes = retrieve_in_paper(self.store, doc_id, query, k, gold_cap=None)
+            # uncapped (gold_cap=None) and with the scorer's own probability (logit_scale=1): the
+            # nodes vote for passages here, and the vote's weight was calibrated on the nodes that
+            # search returns; the cap and the scale serve the recall x precision of nodes returned
+            # as answers (measured: with the cap, qasper page recall of vectree-sprout .483 -> .420)
+            nodes = retrieve_in_paper(self.store, doc_id, query, k, gold_cap=None, logit_scale=1.0)
         except Exception:  # no model or no tree for this paper: fall back to passages
             if self.within_paper == "sprout":
                 raise

@@ -575,7 +575,8 @@ def calibrate_sprout_weight(model, docs, x, xq, encode, *, k: int = 5, depth: in
             if not gold:
                 continue
             nodes = [{"node_id": int(c.node), "text": node_text(tree, chunks, c.node), "pages": [1]}
-                     for c in model.search([tree], sq, k, query_text=query.text, gold_cap=None)]
+                     for c in model.search([tree], sq, k, query_text=query.text, gold_cap=None,
+                                               logit_scale=1.0)]
             n_queries += 1
             rankings = {c: sprout_ranking(passages, qv, nodes, c)[0] for c in per_node_grid}
             for w, c in settings:

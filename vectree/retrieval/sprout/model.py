@@ -508,6 +508,7 @@ def model_card(model: SproutModel) -> str:
               (f"- evidence cap: a set of nodes is expected to hold at most {cfg.search.gold_cap:g} relevant "
                "sentences, the median evidence size of the training queries (`SearchParams.gold_cap`)"
                if cfg.search.gold_cap else "- evidence cap: none (the expected-IE greedy is uncapped)"),
+              *_logit_scale_line(cfg),
               "- reproduce: `vectree sprout train --seed "
               f"{(tr.get('train_config') or {}).get('seed')}"
               + "".join(f" --source {s}" for s in sources) + (" --quick" if data.get("quick") else "") + "`",
@@ -560,6 +561,15 @@ def _single_paragraph_line(cfg: SproutConfig) -> list[str]:
                 "larger nodes only route the beam)"]
     return [f"- returned nodes: only those inside one paragraph ({'chosen' if sp.get('chosen') else 'not chosen'} on "
             f"dev: mean IE {sp.get('on')} with it, {sp.get('off')} without)"]
+
+
+def _logit_scale_line(cfg: SproutConfig) -> list[str]:
+    rec = (cfg.training or {}).get("logit_scale_dev")
+    if not rec:
+        return ([f"- greedy's logit scale: {cfg.search.logit_scale:g}"] if cfg.search.logit_scale != 1.0 else [])
+    tried = ", ".join(f"{s} -> {v}" for s, v in rec.get("dev", {}).items())
+    return [f"- greedy's logit scale: {cfg.search.logit_scale:g}: a node's precision is read as sigmoid(scale x logit) "
+            f"by the expected-IE greedy (`SearchParams.logit_scale`), chosen on dev by mean IE ({tried})"]
 
 
 def write_model_card(folder: str | os.PathLike, model: SproutModel) -> Path:

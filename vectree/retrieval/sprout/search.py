@@ -22,7 +22,8 @@ For one query vector ``q`` and one tree:
      cosine; its leaves' mean, max and min cosine; its size; scores relative to the best of the
      search and to the document; what its parent and sibling add; its cohesion; for models
      trained with them, the query's words in its chunks, :mod:`vectree.retrieval.sprout.lexical`)
-     to the logit of the node's precision ``p``; nodes are picked greedily to maximise
+     to the logit of the node's precision ``p`` (read as ``sigmoid(logit_scale * logit)``, the
+     scale chosen on dev); nodes are picked greedily to maximise
      ``min(sum p * sentences, G)^2 / (sum sentences)`` -- the expected recall x precision of the
      whole answer set, ``G`` the sentences a query's evidence holds (``gold_cap``: a set cannot
      hold more relevant sentences than that) -- stopping when no candidate raises it.  This is
@@ -79,12 +80,19 @@ class SearchParams:
     # size alone.  Models set it to the median evidence size of their training queries
     # (:func:`vectree.retrieval.sprout.train.median_evidence`); None: uncapped (models before)
     gold_cap: float | None = None
+    # the greedy reads a node's precision as sigmoid(logit_scale x the scorer's logit): above 1 it
+    # trusts a confident small node more against a large uncertain one (the tau gate still reads the
+    # plain logit).  Chosen on the dev split after training (:func:`vectree.retrieval.sprout.train.
+    # choose_logit_scale`); 1: the scorer's own probability (models before)
+    logit_scale: float = 1.0
 
     def __post_init__(self) -> None:
         if self.rerank not in RERANKERS:
             raise ValueError(f"rerank must be one of {RERANKERS}, got {self.rerank!r}")
         if self.beam_width < 1 or self.top_k < 1:
             raise ValueError("beam_width and top_k must be at least 1")
+        if not self.logit_scale > 0:
+            raise ValueError(f"logit_scale must be positive, got {self.logit_scale!r}")
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -302,7 +310,7 @@ def search_forest(trees: Sequence[Tree], query: np.ndarray, params: SearchParams
                                             lexicon[d] if lexicon is not None else None, best_bm25)
             # the reranker's logit is the candidate score: tau gates it, sigmoid(logit) estimates precision
             logit = node_scorer(features[d][nodes])
-            expected = t.weight[nodes] * expit(logit)
+            expected = t.weight[nodes] * expit(params.logit_scale * logit)
             gate, rank = logit, logit
         elif params.rerank == "expected_ie":
             expected = leaf_probabilities(s[nodes], params.tau, params.tau_temperature) * t.weight[nodes]

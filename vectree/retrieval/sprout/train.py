@@ -523,6 +523,7 @@ def train(train_set: TrainingSet, dev_set: TrainingSet, config: TrainConfig | No
             single_record = {"off": None, "on": dev_best["mean_ie"], "chosen": True, "trained_for": True}
         else:
             dev_best, single_record = _choose_single_paragraph(model, dev_cache, cfg, dev_best, log=log)
+        dev_best, scale_record = choose_logit_scale(model, dev_cache, cfg.dev_ks, dev_best, log=log)
         seconds = time.perf_counter() - started
     finally:
         torch.set_num_threads(threads_before)
@@ -531,6 +532,7 @@ def train(train_set: TrainingSet, dev_set: TrainingSet, config: TrainConfig | No
         "train_config": cfg.to_dict(), "data": train_set.info, "best_epoch": best_epoch,
         "best_rerank_epoch": best_rerank, "seconds": round(seconds, 1), "dev_before": dev_before,
         "dev_best": dev_best, "single_paragraph_dev": single_record,
+        "logit_scale_dev": scale_record,
         "history": [{k: v for k, v in h.items() if k != "alpha"} for h in history],
         "alpha_before": history[0]["alpha"], "alpha_after": model.alpha_weights().detach().tolist(),
         "tau_before": float(mc.tau_init), "tau_after": float(model.tau.detach()),
@@ -582,6 +584,36 @@ def _train_reranker(model: SproutModel, items: list[_RerankItem], dev: TrainingS
                 f"dev IE {dev_m['mean_ie']} tau {row['tau']:.3f}")
     model.load_state_dict(best_state)
     return history, best_epoch, cache
+
+
+LOGIT_SCALES = (1.0, 1.5, 2.0, 3.0)
+
+
+def choose_logit_scale(model: SproutModel, cache: _DevCache, ks: Sequence[int] = (1, 3, 5),
+                       dev_best: dict | None = None, *, scales: Sequence[float] = LOGIT_SCALES,
+                       log=None) -> tuple[dict, dict]:
+    """Set ``search.logit_scale`` to the scale of ``scales`` with the best mean dev IE (the smallest
+    on a tie; ``dev_best``: the figures at the model's current settings, measured when absent).
+
+    The scorer is trained to estimate a node's precision (BCE) and to rank single nodes (the
+    listwise loss); how sharply the expected-IE greedy should trust that estimate when it weighs a
+    confident small node against a large uncertain one is a search setting, chosen on dev like
+    ``single_paragraph``.  The tau gate is unchanged (it reads the plain logit).  Returns the dev
+    metrics of the scale kept and the record ``{"chosen": s, "dev": {scale: mean IE}}``."""
+    current = model.config.search.logit_scale
+    results: dict[float, dict] = {}
+    for s in scales:
+        if dev_best is not None and s == current:
+            results[s] = dev_best
+        else:
+            results[s] = dev_metrics(model, ks=ks, params=model.search_params(logit_scale=s), cache=cache)
+    chosen = max(scales, key=lambda s: (results[s]["mean_ie"], -s))
+    model.config.search.logit_scale = float(chosen)
+    record = {"chosen": float(chosen), "dev": {f"{s:g}": results[s]["mean_ie"] for s in scales}}
+    if log:
+        log("greedy's logit scale on dev: " + ", ".join(f"{s:g} -> {results[s]['mean_ie']}" for s in scales)
+            + f"; kept {chosen:g}")
+    return results[chosen], record
 
 
 def _choose_single_paragraph(model: SproutModel, cache: _DevCache, cfg: TrainConfig, dev_best: dict, *,
