@@ -256,8 +256,9 @@ def test_search_within_paper_uses_sprout_nodes_once_a_model_exists(trained_store
     # SproutRAG nodes fused with the passages: passages, each with the node that holds it (if any)
     from vectree.retrieval.sprout.papers import retrieve_in_paper
 
-    # the vote's nodes come from the uncapped search (its weight was calibrated on them)
-    nodes = {n["node_id"]: n for n in retrieve_in_paper(store, doc_id, query, 3, gold_cap=None)}
+    # the vote's nodes come from the uncapped search at the scorer's own probability (its weight
+    # was calibrated on them)
+    nodes = {n["node_id"]: n for n in retrieve_in_paper(store, doc_id, query, 3, gold_cap=None, logit_scale=1.0)}
     assert any(hit["sprout_node"] is not None for hit in res["results"])
     for hit in res["results"]:
         assert hit["pages"] and hit["page"] == hit["pages"][0] and hit["snippet"]
@@ -296,6 +297,7 @@ def test_train_cli_prints_data_progress_figures_and_the_command_that_makes_it_li
     assert "dev figures" in text and "->" in text
     # what training chose on dev besides the weights is printed, and written to the card
     assert "single-paragraph nodes only:" in text and "within-paper search: the nodes vote with weight" in text
+    assert "greedy's logit scale:" in text
     new = [p for p in (store.sprout_dir / "models").iterdir() if p.is_dir() and p != live_before]
     assert len(new) == 1 and (new[0] / "MODEL_CARD.md").exists()
     assert f"vectree sprout use {new[0].name}" in text and "written to" in text
@@ -310,6 +312,9 @@ def test_train_cli_prints_data_progress_figures_and_the_command_that_makes_it_li
     # the card states the evidence cap the training set (the median evidence of its queries)
     cap = load_model(new[0]).config.search.gold_cap
     assert cap and f"at most {cap:g} relevant sentences" in card
+    # ... and the greedy's logit scale training chose on dev
+    scale = load_model(new[0]).config.search.logit_scale
+    assert f"greedy's logit scale: {scale:g}" in card and "chosen on dev by mean IE" in card
 
 
 def test_a_model_that_did_not_learn_is_written_but_not_made_live(trained_store, tmp_path, monkeypatch):

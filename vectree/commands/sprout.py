@@ -160,7 +160,8 @@ def _data_table(event: dict) -> Table:
 
 
 def _choices(cfg) -> list[str]:
-    """What training chose on dev besides the weights: single-paragraph nodes, the within-paper vote."""
+    """What training chose on dev besides the weights: single-paragraph nodes, the greedy's logit scale,
+    the within-paper vote."""
     out = []
     sp = (cfg.training or {}).get("single_paragraph_dev")
     if sp and sp.get("trained_for"):
@@ -168,6 +169,10 @@ def _choices(cfg) -> list[str]:
     elif sp:
         out.append(f"single-paragraph nodes only: {'on' if sp['chosen'] else 'off'} (dev IE {sp['on']} with, "
                    f"{sp['off']} without)")
+    scale = (cfg.training or {}).get("logit_scale_dev")
+    if scale:
+        out.append(f"greedy's logit scale: {scale['chosen']:g} (dev IE "
+                   + ", ".join(f"{s} -> {v}" for s, v in scale.get("dev", {}).items()) + ")")
     cal = cfg.within_paper_calibration or {}
     if cal.get("scores"):
         plain = (cal["scores"].get("0.0/all") or {}).get("score")
