@@ -258,7 +258,10 @@ def test_search_within_paper_uses_sprout_nodes_once_a_model_exists(trained_store
 
     # the vote's nodes come from the uncapped search at the scorer's own probability (its weight
     # was calibrated on them)
-    nodes = {n["node_id"]: n for n in retrieve_in_paper(store, doc_id, query, 3, gold_cap=None, logit_scale=1.0)}
+    from vectree.retrieval.passages import SPROUT_VOTE_SEARCH
+
+    assert SPROUT_VOTE_SEARCH == {"gold_cap": None, "logit_scale": 1.0}
+    nodes = {n["node_id"]: n for n in retrieve_in_paper(store, doc_id, query, 3, **SPROUT_VOTE_SEARCH)}
     assert any(hit["sprout_node"] is not None for hit in res["results"])
     for hit in res["results"]:
         assert hit["pages"] and hit["page"] == hit["pages"][0] and hit["snippet"]

@@ -339,16 +339,13 @@ class Toolbox:
         passages, ranked by BM25, cosine and the nodes that hold them; None when SproutRAG cannot
         answer here (no model, switched off, no tree), so the caller uses plain passages."""
         try:
-            from vectree.retrieval.passages import fuse_with_sprout
+            from vectree.retrieval.passages import SPROUT_VOTE_SEARCH, fuse_with_sprout
             from vectree.retrieval.sprout.papers import retrieve_in_paper
         except ImportError:
             return None
         try:
-            # uncapped (gold_cap=None) and with the scorer's own probability (logit_scale=1): the
-            # nodes vote for passages here, and the vote's weight was calibrated on the nodes that
-            # search returns; the cap and the scale serve the recall x precision of nodes returned
-            # as answers (measured: with the cap, qasper page recall of vectree-sprout .483 -> .420)
-            nodes = retrieve_in_paper(self.store, doc_id, query, k, gold_cap=None, logit_scale=1.0)
+            # the nodes vote for passages here: searched as when the vote's weight was calibrated
+            nodes = retrieve_in_paper(self.store, doc_id, query, k, **SPROUT_VOTE_SEARCH)
         except Exception:  # no model or no tree for this paper: fall back to passages
             if self.within_paper == "sprout":
                 raise
