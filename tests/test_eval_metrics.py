@@ -187,6 +187,22 @@ def test_a_corpus_question_is_scored_on_paper_page_pairs_and_on_papers():
     assert "evidence_paper_precision" not in aggregate("paper_qa", [_item(1.0, 1.0, True, 0.5)])
 
 
+def test_answer_confidence_is_checked_against_the_answers_that_were_right():
+    """Answered questions only; right = token F1 >= 0.5 (the rule the confidence was fitted with)."""
+    def item(conf, f1, abstained=False):
+        return {**_item(0.0, 0.0, False, f1), "confidence": conf, "abstained": abstained}
+
+    m = aggregate("paper_qa", [item(0.9, 1.0), item(0.9, 0.6), item(0.1, 0.0), item(0.1, 0.4),
+                               item(0.9, 0.0, abstained=True)])  # the abstention is not judged
+    assert m["answer_right_rate"] == 0.5 and m["confidence_mean"] == pytest.approx(0.5)
+    # two bins: 0.9 where both were right (gap .1), 0.1 where neither was (gap .1)
+    assert m["confidence_ece"] == pytest.approx(0.1)
+    overconfident = aggregate("paper_qa", [item(0.9, 0.0), item(0.9, 0.0)])
+    assert overconfident["confidence_ece"] == pytest.approx(0.9)
+    # a system without a confidence (a baseline) reports none
+    assert "confidence_ece" not in aggregate("paper_qa", [_item(1.0, 1.0, True, 0.5)])
+
+
 def test_paper_qa_aggregate_without_evidence_questions_has_no_page_metrics():
     m = aggregate("paper_qa", [_item(1.0, 1.0, False, 0.0)])
     assert "evidence_page_precision" not in m and "evidence_page_recall" not in m

@@ -132,6 +132,21 @@ def test_selection_and_ece():
     assert value == pytest.approx(0.1) and sum(b["n"] for b in bins) == 4
 
 
+def test_answer_confidence_reads_the_features_its_map_names():
+    from vectree.retrieval.rerank.calibrate import answer_confidence
+
+    # a map fitted on the navigator's named, standardised features ignores the ones it does not name
+    cal = {"answer": {"features": ["a", "b"], "coef": [1.0, -1.0], "intercept": 0.5, "mean": [1.0, 0.0],
+                      "scale": [2.0, 1.0]}}
+    assert answer_confidence({"a": 3.0, "b": 1.0, "unused": 9.0}, cal) == pytest.approx(1 / (1 + np.exp(-0.5)))
+    assert answer_confidence({"a": 5.0, "b": 0.0}, cal) > answer_confidence({"a": 3.0, "b": 0.0}, cal)
+    # a map of the simulated episodes (no names, no standardisation) reads the three legacy features
+    legacy = {"answer": {"coef": [1.0, 2.0, 0.0], "intercept": 0.0}}
+    named = {"top_relevance_logit": 1.0, "margin_to_second": -0.5, "answer_type_prob": 0.7}
+    assert answer_confidence(named, legacy) == pytest.approx(0.5)
+    assert answer_confidence([1.0, -0.5, 0.7], legacy) == pytest.approx(0.5)
+
+
 def test_the_reranker_refines_the_first_stage_order_instead_of_replacing_it():
     from vectree.retrieval.rerank.apply import fused_order
 
@@ -219,6 +234,11 @@ def test_demo_questions_are_answered_right_with_their_pages(demo_store):
     from vectree.agent.tools import Toolbox
     from vectree.cli import DEMO_ASKS
     from vectree.demo import DEMO_QUESTIONS, expected_pages
+    from vectree.retrieval.rerank.calibrate import answer_confidence
+    from vectree.retrieval.rerank.model import get_reader
+
+    def answer_calibration():
+        return get_reader().config.calibration.get("answer") or {}
 
     def words(text):
         return set(text.lower().replace("?", " ").split())
@@ -237,6 +257,11 @@ def test_demo_questions_are_answered_right_with_their_pages(demo_store):
         assert first["valid"] and q["answer"].lower() in first["quote"].lower()
         assert slugs[first["doc_id"]].startswith(q["slug"]) and first["page"] in expected_pages(q)
         assert answer.confidence is not None and 0.0 <= answer.confidence <= 1.0
+        # the confidence is the shipped map of what the navigator measured, every feature it names
+        named = (answer_calibration().get("features") or [])
+        assert set(named) <= set(answer.confidence_features), set(named) - set(answer.confidence_features)
+        assert answer.confidence == pytest.approx(answer_confidence(answer.confidence_features,
+                                                                    {"answer": answer_calibration()}), abs=1e-3)
 
 
 # ---- data ----------------------------------------------------------------------------------

@@ -78,6 +78,8 @@ class Answer:
     confidence: float | None = None  # calibrated probability that the answer is right (reader path)
     abstained: bool = False  # True: no good evidence; ``possibly_relevant`` lists the best candidates
     possibly_relevant: list[dict[str, Any]] = field(default_factory=list)
+    # what ``confidence`` was computed from (reader path; kept for calibration, not shown to users)
+    confidence_features: dict[str, float] = field(default_factory=dict, repr=False)
 
     @property
     def pages(self) -> list[tuple[str, int]]:
@@ -562,6 +564,27 @@ def _keep_each_paper(cited: list[dict[str, Any]], limit: int) -> list[dict[str, 
     return [c for c in cited if any(c is k for k in keep)]
 
 
+ANSWER_FORMS = ("yes_no", "number", "names", "definition", "span", "clause")
+
+
+def confidence_features(r0, readings: list, kind: str, holder: dict[str, Any], best: float, coverage: float,
+                        form: str, text: str, *, n_papers: int = 1) -> dict[str, float]:
+    """Everything the answer's confidence may be fitted on (the reader's ``calibration.answer``
+    names the ones its map uses, :func:`vectree.retrieval.rerank.calibrate.answer_confidence`):
+    the first readable candidate's relevance logit and its margin to the next one (the tools'
+    order), the answer-type probability, the calibrated relevance of the sentence holding the
+    answer and of the best candidate, the share of the question's words the best passage holds,
+    the rule that formed the answer (one-hot over :data:`ANSWER_FORMS`), the answer's length in
+    words (log) and how many papers are cited."""
+    margin = min((r0.relevance - readings[1].relevance) if len(readings) > 1 else 2.0, 5.0)
+    out = {"top_relevance_logit": float(r0.relevance), "margin_to_second": float(margin),
+           "answer_type_prob": float(r0.type_probs[kind]), "holder_relevance": float(holder.get("relevance", best)),
+           "best_relevance": float(best), "passage_coverage": float(coverage),
+           "answer_words_log": math.log1p(len(text.split())), "papers_cited": float(n_papers)}
+    out.update({f"form_{f}": float(form == f) for f in ANSWER_FORMS})
+    return out
+
+
 def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     from vectree.retrieval.rerank.calibrate import answer_confidence, answer_of, relevance_prob, select
 
@@ -699,12 +722,14 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     # their rarity in the paper, than the floor calibrated on training-side papers with and
     # without the question's evidence (retrieval.rerank.coverage.passage_coverage)
     inside = cal.get("passage_coverage")
+    coverage = 1.0  # the share of the question's words the best passage holds (a confidence feature)
     if nav.calibrated and inside:
         from vectree.retrieval.rerank.coverage import papers_passage_coverage, question_terms
 
         read = list(dict.fromkeys(c["doc_id"] for c in candidates))
         held = papers_passage_coverage(question_terms(question), [tb.passage_terms(d) for d in read],
                                        int(inside.get("window", 0)))
+        coverage = held
         if held < float(inside["min_coverage"]):
             return abstain(min(best, held), best_passages(),
                            f"no passage of the {'paper' if len(read) == 1 else 'papers'} holds more than {int(100 * held)}% "
@@ -771,14 +796,22 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     asks_quantity = bool(NUMERIC_QUESTION.search(question))
     asks_name = asks_for_name(question)
 
+    form: dict[str, str] = {}  # how the main answer was formed: a confidence feature
+
     def read_answer(pool: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str]:
-        """``(answer, the candidate that holds it, answer type)`` from the best of ``pool``."""
+        """``(answer, the candidate that holds it, answer type)`` from the best of ``pool``; the
+        rule that formed it goes to ``form`` (the first call's: the main answer)."""
+        text, holder, kind, how = _read_answer(pool)
+        form.setdefault("form", how)
+        return text, holder, kind
+
+    def _read_answer(pool: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str, str]:
         holder = pool[0]
         r0 = holder["reading"]
         kind, span = answer_of(r0)
         title = titles.get(holder["doc_id"], "")
         if yes_no:
-            return ("Yes" if r0.type_probs["yes"] >= r0.type_probs["no"] else "No"), holder, kind
+            return ("Yes" if r0.type_probs["yes"] >= r0.type_probs["no"] else "No"), holder, kind, "yes_no"
         if kind in ("yes", "no"):
             # the type head says yes/no to a question that is not one ("Which plant ...?"): a
             # wh-question is answered by a span, never by "Yes"
@@ -791,22 +824,22 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
             # from holds the answer
             number = numeric_answer(question, [c["text"] for c in pool[:2]])
             if number:
-                return number, next((c for c in pool[:2] if number in c["text"]), holder), kind
+                return number, next((c for c in pool[:2] if number in c["text"]), holder), kind, "number"
         elif asks_name:
             # a named thing of a kind ("What datasets do they use?"): the names the evidence gives,
             # not the reader's span (QASPER dev split, the reader's held-out questions, gold
             # sentence given: token F1 .465 against .331, benchmarks/dev_named_answer.py)
             names = named_answer(question, holder["text"])
             if names:
-                return names, holder, kind
+                return names, holder, kind, "names"
         if not bad:
             # a quantity or a name asked for and none found: the span; else the span stops short
             # of what QASPER's annotators mark (6 words against their 10) and its clause answers
             # (reader's dev split, gold sentence given: token F1 .431 against .380 over the
             # questions that ask neither; train split .338 against .310; benchmarks/dev_answer_types.py)
-            return (span if asks_quantity or asks_name else span_clause(holder["text"], span)), holder, kind
+            return (span if asks_quantity or asks_name else span_clause(holder["text"], span)), holder, kind, "span"
         # the span head gave nothing usable: the clause of the sentence that answers
-        return nav._extract(question, [holder["text"]]), holder, kind
+        return nav._extract(question, [holder["text"]]), holder, kind, "clause"
 
     text, holder, kind = read_answer(readable)
     r0 = readable[0]["reading"]
@@ -830,6 +863,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
                 holder["reading"] = reader.read(question, [holder["text"]])[0]
             reading = holder["reading"]
             text, kind, r0 = definition, "extractive", reading
+            form["form"] = "definition"
             readings = [reading] + [r for r in readings if r is not reading]
     others = [d for d in dict.fromkeys(c["doc_id"] for c in cited) if d != holder["doc_id"]]
     if nav.calibrated and not yes_no and others:
@@ -863,10 +897,10 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     # a quote shorter than the citation rule's minimum (a heading) can never count as evidence
     quotable = [c for c in cited if len(c["text"].split()) >= MIN_QUOTE_WORDS] or cited
     citations = [{"doc_id": c["doc_id"], "page": c["page"], "quote": c["text"]} for c in quotable]
-    features = [r0.relevance, min((r0.relevance - readings[1].relevance) if len(readings) > 1 else 2.0, 5.0),
-                r0.type_probs[kind]]
+    features = confidence_features(r0, readings, kind, holder, best, coverage, form.get("form", "span"), text,
+                                   n_papers=len({c["doc_id"] for c in cited}))
     confidence = answer_confidence(features, cal)
     submitted = trace.record(tb, "submit_answer", {"answer": text, "citations": citations})
     return Answer(question, text, submitted.data["citations"] if submitted else citations,
                   [c["text"] for c in cited], trace.as_dict(), time.perf_counter() - started,
-                  confidence=round(confidence, 3))
+                  confidence=round(confidence, 3), confidence_features=features)

@@ -38,7 +38,8 @@ SHORT = {"evidence_page_precision": "page P", "evidence_page_recall": "page R", 
          "tokens_total": "tokens", "latency_p50_ms": "p50 ms", "evidence_paper_precision": "paper P",
          "evidence_paper_recall": "paper R", "answer_cosine": "cosine", "answer_rouge_l": "ROUGE-L",
          "precision@5": "P@5", "recall@5": "R@5", "recall@1": "R@1", "recall@10": "R@10",
-         "abstention_precision": "abstain P", "abstention_recall": "abstain R", "n_abstained": "abstained"}
+         "abstention_precision": "abstain P", "abstention_recall": "abstain R", "n_abstained": "abstained",
+         "answer_right_rate": "right", "confidence_mean": "confidence", "confidence_ece": "conf. ECE"}
 CONSOLE_KEYS = {
     "paper_qa": ("evidence_page_precision", "evidence_page_recall", "evidence_paper_precision",
                  "evidence_paper_recall", "answer_f1", "abstention_precision", "abstention_recall", "tokens_total",

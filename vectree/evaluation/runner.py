@@ -60,6 +60,7 @@ import numpy as np
 
 from vectree.retrieval.config import load_settings
 from vectree.retrieval.pdf import parse_pdf
+from vectree.retrieval.rerank.calibrate import ece
 from vectree.retrieval.threads import limit_blas_threads
 
 from . import metrics as M
@@ -75,17 +76,18 @@ HARNESS_VERSION = 1
 TOKEN_RULE = "vectree.agent.tokens.count_tokens: ceil(len(text) / 4)"
 SENTENCE_KS = (1, 3, 5)
 ANSWER_CHARS = 600  # answers kept in per_item (the metrics use the whole answer)
+RIGHT_F1 = 0.5  # an answer counts as right for the confidence's calibration from this token F1 on
 
 METRIC_KEYS = (
     "evidence_page_precision", "evidence_page_recall", "answer_f1", "abstention_precision", "abstention_recall",
-    "llm_judge_correctness",
+    "answer_right_rate", "confidence_mean", "confidence_ece", "llm_judge_correctness",
     "recall@1", "recall@5", "recall@10", "mrr", "answer_accuracy",
     "ie@1", "ie@3", "ie@5", "recall@3", "precision@1", "precision@3", "precision@5",
     "evidence_paper_precision", "evidence_paper_recall", "answer_cosine", "answer_rouge_l", "answer_composite",
     "tokens_layer0", "tokens_layer1", "tokens_layer2", "tokens_total",
     "seconds_per_question", "latency_p50_ms", "latency_p95_ms",
 )
-LOWER_IS_BETTER = {"tokens_layer0", "tokens_layer1", "tokens_layer2", "tokens_total", "seconds_per_question",
+LOWER_IS_BETTER = {"confidence_ece", "tokens_layer0", "tokens_layer1", "tokens_layer2", "tokens_total", "seconds_per_question",
                    "latency_p50_ms", "latency_p95_ms"}
 LLM_METRICS = {PAPER_QA: "llm_judge_correctness", ROUTING: "answer_accuracy", SYNTHESIS: "answer_composite"}
 
@@ -151,6 +153,8 @@ def _score_paper_qa(system, bench, docs, q, ctx=None) -> dict[str, Any]:
             "answer_f1": M.max_answer_f1(predicted, [ref.answer for ref in q.references]) if q.references else None,
             "abstained": abstained, "unanswerable": q.unanswerable,
             **_tokens_item(ans.tokens), "latency_ms": round(1000 * seconds, 3)}
+    if (ans.extra or {}).get("confidence") is not None:
+        item["confidence"] = float(ans.extra["confidence"])
     if corpus:
         cited = sorted({d for d, _ in ans.pages})
         gold = list(q.meta.get("gold_docs") or [])
@@ -224,6 +228,15 @@ def aggregate(task: str, items: Sequence[dict[str, Any]]) -> dict[str, float]:
             out["n_abstained"], out["n_unanswerable"] = len(abstained), len(unanswerable)
             put("abstention_precision", [float(bool(i.get("unanswerable"))) for i in abstained])
             put("abstention_recall", [float(bool(i.get("abstained"))) for i in unanswerable])
+        # how well the answers' confidence is calibrated here (answered questions; right = token
+        # F1 >= 0.5, the rule it was fitted with on dev questions): measured, never fitted on these
+        judged = [i for i in items if i.get("confidence") is not None and not i.get("abstained")
+                  and i.get("answer_f1") is not None]
+        if judged:
+            probs = np.array([i["confidence"] for i in judged], float)
+            right = np.array([float(i["answer_f1"] >= RIGHT_F1) for i in judged])
+            out["confidence_mean"], out["answer_right_rate"] = float(probs.mean()), float(right.mean())
+            out["confidence_ece"] = ece(probs, right)[0]
     elif task == ROUTING:
         for key in ("recall@1", "recall@5", "recall@10", "mrr"):
             put(key, [i[key] for i in items])

@@ -22,7 +22,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 
@@ -93,10 +93,22 @@ def answer_features(readings: Sequence) -> list[float]:
     return [top.relevance, min(margin, 5.0), top.type_probs[kind]]
 
 
-def answer_confidence(features: Sequence[float], calibration: dict[str, Any]) -> float:
+# the features of the simulated-episode map (:func:`calibrate`), in its coefficients' order
+LEGACY_ANSWER_FEATURES = ("top_relevance_logit", "margin_to_second", "answer_type_prob")
+
+
+def answer_confidence(features: Mapping[str, float] | Sequence[float], calibration: dict[str, Any]) -> float:
+    """The calibrated probability that an answer is right: ``calibration["answer"]``'s logistic map
+    of the features it names (``features``: a mapping by name, as the navigator computes them, or
+    a sequence in the map's own order)."""
     a = calibration.get("answer") or {}
-    coef = np.asarray(a.get("coef") or [1.0, 0.0, 0.0])
-    return float(sigmoid(float(np.dot(coef, features)) + float(a.get("intercept", 0.0))))
+    names = a.get("features") or LEGACY_ANSWER_FEATURES
+    x = [float(features.get(n, 0.0)) for n in names] if isinstance(features, Mapping) else list(features)
+    coef = np.asarray(a.get("coef") or [1.0] + [0.0] * (len(x) - 1), float)
+    mean, scale = a.get("mean"), a.get("scale")
+    if mean is not None and scale is not None:  # a map fitted on standardised features
+        x = (np.asarray(x, float) - np.asarray(mean, float)) / np.asarray(scale, float)
+    return float(sigmoid(float(np.dot(coef, x)) + float(a.get("intercept", 0.0))))
 
 
 def relevance_prob(logits, calibration: dict[str, Any], cosines=None) -> np.ndarray:
@@ -257,7 +269,7 @@ def calibrate(dev: Sequence, readings: Sequence, cosines: Sequence[float] | None
     calibration = {"relevance": rel_cal, "relevance_logit_only": logit_only, "selection": selection, "papers": papers,
                    "evidence": {"abstain_below": evidence_abstain},
                    "answer": {"coef": [float(c) for c in coef], "intercept": icpt,
-                              "features": ["top_relevance_logit", "margin_to_second", "answer_type_prob"],
+                              "features": list(LEGACY_ANSWER_FEATURES),
                               "abstain_below": abstain}}
     fused = group_metrics(dev, probs)
     summary = {"relevance_ece": round(rel_ece, 4), "answer_ece": round(ans_ece, 4),

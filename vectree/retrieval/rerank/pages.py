@@ -48,6 +48,8 @@ class DevPaper:
     pages: list[int]  # page of each chunk
     questions: list[tuple[str, set[int]]]  # (question, gold pages)
     evidence: list[set[int]] = field(default_factory=list)  # each question's evidence chunks (indices)
+    paragraphs: list[tuple[int, int]] = field(default_factory=list)  # [start, end) chunks of each paragraph
+    article_keys: list[str | None] = field(default_factory=list)  # each paragraph's article (None: its own)
 
 
 @dataclass
@@ -73,20 +75,25 @@ def dev_papers(data_dir: Path, *, split: str = "dev", pad: int = PAD_CHUNKS, pag
         # its evidence lies spread over the paper's pages as in a real one, not packed on page 1
         own = _paragraphs(doc)
         padding: list[tuple[None, list[str]]] = []
+        padded_from: list[str] = []
         size = doc.n
         for j in range(1, len(pool)):
             if size >= pad:
                 break
             for _, texts in _paragraphs(pool[(at + j) % len(pool)]):
                 padding.append((None, texts))
+                padded_from.append(pool[(at + j) % len(pool)].key)
                 size += len(texts)
         rng = random.Random(f"page-selection:{doc.key}")
         slots = sorted(rng.sample(range(len(own) + len(padding)), len(own)))
         order: list[tuple[list[int] | None, list[str]]] = list(padding)
+        sources: list[str | None] = list(padded_from)
         for slot, paragraph in zip(slots, own):
             order.insert(slot, paragraph)
-        chunks, position = [], {}
+            sources.insert(slot, None)
+        chunks, position, spans = [], {}, []
         for idx, texts in order:
+            spans.append((len(chunks), len(chunks) + len(texts)))
             for n, text in enumerate(texts):
                 if idx is not None:
                     position[idx[n]] = len(chunks)
@@ -99,7 +106,8 @@ def dev_papers(data_dir: Path, *, split: str = "dev", pad: int = PAD_CHUNKS, pag
             used += len(text) + 1
         asked = [q for q in doc.queries if q.positives]
         questions = [(q.text, {pages[position[i]] for i in q.positives}) for q in asked]
-        out.append(DevPaper(doc.key, chunks, pages, questions, [{position[i] for i in q.positives} for q in asked]))
+        out.append(DevPaper(doc.key, chunks, pages, questions, [{position[i] for i in q.positives} for q in asked],
+                            spans, sources))
     return out
 
 
