@@ -393,3 +393,31 @@ def test_a_quantity_keeps_its_magnitude_currency_and_unit_and_a_year_is_not_one(
     # a number the question already names is not its answer; one inside a name is not a number
     assert numeric_answer("How many of the 12 gauges failed?", ["Of the 12 gauges, 3 gauges failed."]) == "3"
     assert numeric_answer("How many cells were tested?", ["The HELIX-212 rig tested 48 cells."]) == "48 cells"
+
+
+def test_the_quantity_the_question_asks_for_decides_which_number_answers():
+    from vectree.agent.navigator import asked_quantity, numeric_answer
+
+    assert asked_quantity("What accuracy did the classifier reach?") == ("accur", False)
+    assert asked_quantity("How many layers does the encoder have?") == ("layer", True)
+    assert asked_quantity("How long did it take?") is None
+    # the property named right before the number wins over numbers near the question's other words
+    assert numeric_answer("What accuracy did ClassX reach on the 240 events?",
+                          ["ClassX classified 226 of the 240 events correctly, an accuracy of 94.2%."]) == "94.2%"
+    assert numeric_answer("What accuracy did ClassX reach?", ["ClassX reached 91.0% accuracy on 300 events."]) \
+        == "91.0%"
+    # another quantity of the same kind is not the one asked for; a number the question names is skipped
+    assert numeric_answer("What absolute error did the model reach?",
+                          ["The model reached a relative error of 1.1%, its absolute error was 3.4%."]) == "3.4%"
+    assert numeric_answer("What RMSE did the estimator reach at 15 °C?",
+                          ["Normalised, the RMSE at 15 °C was 1.48% and at 35 °C 1.31%."]) == "1.48%"
+    # a number glued to a word describes that word ("twelve-channel", "15-minute") ...
+    assert numeric_answer("What baseline stability did the calorimeter have?",
+                          ["A twelve-channel calorimeter with a baseline stability of 0.2 µW was used."]) == "0.2 µW"
+    assert numeric_answer("How much did the battery reduce peak demand?",
+                          ["The tariff charges the highest 15-minute average; the battery cut it by 22 kW."]) == "22 kW"
+    # ... unless the question asks about that word; a count precedes its noun, not the subject
+    assert numeric_answer("How many layers does the encoder have?", ["We use a 3-layer encoder with 512 units."]) == "3"
+    assert numeric_answer("How many tweets are in the dataset?",
+                          ["We tagged 10,000 Arabic tweets, where offensive tweets account for roughly 19% of them."]) \
+        == "10,000"

@@ -239,13 +239,14 @@ class OfflineNavigator:
         return candidates[int(np.argmax(scores))]
 
 
+_QUANTITY_WORDS = (r"accuracy|error|rmse|mae|mape|percentage|percent|proportion|fraction|rate|energy|"
+                   r"temperature|threshold|size|number|capacity|duration|margin|weight|stability|parameters|value|"
+                   r"score|f1|voltage|current|time|speed|cost|reduction|increase|improvement|count|amount|length|"
+                   r"frequency|power")
 NUMERIC_QUESTION = re.compile(
     r"^\s*how (many|much|large|big|long|often|fast|old|high|low|small|far|heavy|deep)\b"
-    r"|\b(what|which)\b.*\b(accuracy|error|rmse|mae|mape|percentage|percent|proportion|fraction|rate|energy|"
-    r"temperature|threshold|size|number|capacity|duration|margin|weight|stability|parameters|value|score|f1|"
-    r"voltage|current|time|speed|cost|reduction|increase|improvement|count|amount|length|frequency|power)\b",
-    re.I)
-UNIT = (r"%|‰|°\s?C|K\b|kJ/mol|J/mol|[kMGT]?Wh\b|[kMG]?W\b|[mµk]?V\b|m?Ah\b|[kMGT]B\b|[kMG]?Hz\b|ms\b|s\b|min\b|"
+    r"|\b(what|which)\b.*\b(" + _QUANTITY_WORDS + r")\b", re.I)
+UNIT = (r"%|‰|°\s?C|K\b|kJ/mol|J/mol|[kMGT]?Wh\b|[µmkMG]?W\b|[mµk]?V\b|m?Ah\b|[kMGT]B\b|[kMG]?Hz\b|ms\b|s\b|min\b|"
         r"(?:seconds|minutes|hours|days|weeks|months|years|cycles|cells|modules|spectra|events|parameters|samples|"
         r"papers|questions|documents|words|tokens|epochs|layers|points|times|fold|x)\b")
 NUMBER_SPAN = re.compile(
@@ -386,15 +387,40 @@ def asks_for_name(question: str) -> bool:
     return bool(KIND_QUESTION.search(question)) and not NUMERIC_QUESTION.search(question)
 
 
+def asked_quantity(question: str) -> tuple[str, bool] | None:
+    """``(stem, counted)`` of the quantity a question asks for: ``("accur", False)`` of "What
+    accuracy did X reach?" (a property, stated as "accuracy of 94.2%" or "94.2% accuracy"),
+    ``("layer", True)`` of "How many layers ...?" (a count, stated before the noun: "three
+    layers", "a 3-layer"); None when the question names none."""
+    m = re.search(r"\b(?:what|which)\b.*?\b(" + _QUANTITY_WORDS + r")\b", question, re.I)
+    if m:
+        return stem(m.group(1)), False
+    m = re.match(r"\s*how (?:many|much)\s+(?:of\s+the\s+)?([A-Za-z][\w-]*)", question, re.I)
+    return (stem(m.group(1)), True) if m and m.group(1).lower() not in STOP else None
+
+
 def numeric_answer(question: str, evidence: list[str]) -> str | None:
     """The number (with its unit) in the evidence that sits closest to the words of the question,
-    skipping numbers the question itself mentions; earlier evidence sentences weigh more."""
+    skipping numbers the question itself mentions; earlier evidence sentences weigh more.
+
+    The quantity the question asks for (:func:`asked_quantity`) decides first: the number that
+    states it ("an accuracy of 94.2%", "94.2% accuracy", "three layers") outranks one that is only
+    near other words of the question.  A number glued to a word by a
+    hyphen ("a twelve-channel calorimeter", "15-minute average") describes that word and is
+    skipped, unless the question asks about it ("a 3-layer network" for "How many layers?")."""
     qstems = {stem(w) for w in content_words(question)}
     qnumbers = set(re.findall(r"\d[\d,.]*", question))
+    asked, counted = asked_quantity(question) or (None, False)
     best, best_score = None, 0.0
     for rank, sent in enumerate(evidence[:2]):
         tokens = [(m.start(), m.group()) for m in re.finditer(r"\S+", sent)]
         anchors = [i for i, (_, t) in enumerate(tokens) if any(stem(w) in qstems for w in content_words(t))]
+        # where the sentence names the asked quantity -- not another one of its kind: "maximum
+        # absolute error" is not the "root-mean-square error" asked for (a word before it that
+        # the question lacks)
+        heads = [i for i, (_, t) in enumerate(tokens) if asked and any(stem(w) == asked for w in content_words(t))
+                 and not (i > 0 and any(stem(w) not in qstems for w in content_words(tokens[i - 1][1])))]
+        found = []  # (match, first token, last token)
         spans = sorted([*NUMBER_SPAN.finditer(sent), *NUMBER_WORD.finditer(sent)], key=lambda m: m.start())
         for m in spans:
             digits = re.findall(r"\d[\d,.]*", m.group())
@@ -410,9 +436,25 @@ def numeric_answer(question: str, evidence: list[str]) -> str | None:
                 continue  # a DOI or a URL: it names something, it counts nothing
             if re.fullmatch(r"(?:19|20)\d\d", m.group().strip(" ,;.()")):
                 continue  # a bare year dates something; it is not the quantity asked for
-            idx = sum(1 for start, _ in tokens if start < m.start())
+            glued = re.match(r"-([A-Za-z]+)", sent[m.end():])
+            if glued and stem(glued.group(1)) not in qstems:
+                continue  # "twelve-channel", "15-minute": a description of the word it is glued to
+            found.append((m, sum(1 for start, _ in tokens if start < m.start()),
+                          sum(1 for start, _ in tokens if start < m.end()) - 1))
+        # the number that states the asked quantity: for a property, the first number within six
+        # words after it ("accuracy of 94.2%", "RMSE at 15 °C was 1.48%": 15 °C is the question's)
+        # or right before it ("94.2% accuracy"); for a count, before its noun with at most one word
+        # between ("three layers", "a 3-layer", "10,000 Arabic tweets")
+        stated = set()
+        for h in heads:
+            if counted:
+                stated |= {j for j, (_, _, last) in enumerate(found) if 0 <= h - last <= 2}
+                continue
+            after = [j for j, (_, idx, _) in enumerate(found) if 0 < idx - h <= 6]
+            stated |= set(after[:1]) | {j for j, (_, _, last) in enumerate(found) if 0 <= h - last <= 1}
+        for j, (m, idx, _) in enumerate(found):
             closeness = sum(1.0 / (1 + abs(idx - a)) for a in anchors)
-            score = (closeness + 0.1) / (1 + rank)
+            score = (closeness + 0.1 + (1.0 if j in stated else 0.0)) / (1 + rank)
             if score > best_score:
                 best, best_score = m.group().strip(" ,;.()"), score
     return best
