@@ -20,6 +20,14 @@ navigator does), no change made:
 The candidate read is evidence for 30 % of the questions whatever the rule; with the gold sentence
 the same span policy reaches .35 (``dev_answer_form.py``): ranking, not reading, loses the F1.
 
+Added 7 December (session 13): ``first of the first stage`` (the candidate the hybrid BM25 + cosine
+order ranks best, before the reranker): dev .141 / .312 against .120 / .298; the reader's own
+``--split train`` questions level (.137 / .340 against .139 / .337).  Built into the navigator (the
+answer read from each paper's candidates in first-stage order) and measured once on the evaluation,
+it lost: qasper answer F1 .193 -> .164 and page precision .330 -> .319 (``vectree-sprout`` .194 ->
+.149, .323 -> .281; 15 and 18 of 55 answers changed), because the navigator also quotes and cites
+the sentence it reads from, which this rule does not model.  Reverted; nothing is claimed from it.
+
 Usage: ``python benchmarks/dev_answer_holder.py [--data ../shared/data]``
 """
 
@@ -55,6 +63,7 @@ def answer_from(nav, question: str, hit) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--split", default="dev")
     args = ap.parse_args()
     data = Path(args.data)
     refs = json.loads((data / "qasper/dev-questions/dev_question_dict.json").read_text(encoding="utf-8"))
@@ -66,10 +75,11 @@ def main() -> None:
         "highest relevance": lambda hits: max(hits[:READ_TOP], key=lambda h: h["relevance"]),
         "highest span score": lambda hits: max(hits[:READ_TOP], key=lambda h: h["reading"].span_score),
         "highest extractive prob": lambda hits: max(hits[:READ_TOP], key=lambda h: h["reading"].type_probs["extractive"]),
+        "first of the first stage": lambda hits: min(hits, key=lambda h: h["first_stage"]),
     }
     f1 = {k: [] for k in rules}
     on_evidence = {k: [] for k in rules}
-    for paper in dev_papers(data):
+    for paper in dev_papers(data, split=args.split):
         rows = [{"passage_id": i, "page_no": p, "block": 0, "node_id": None, "text": t}
                 for i, (t, p) in enumerate(zip(paper.chunks, paper.pages))]
         passages = PaperPassages(passages_table(rows, emb.encode_documents(paper.chunks)))
@@ -80,8 +90,10 @@ def main() -> None:
             if not refs_q:
                 continue
             refs_q = refs_q + [", ".join(refs_q)]
-            hits = [h for h in rerank_passages(reader, passages, question, reader.adapt_query(qv), 8)
-                    if len(h["text"].split()) >= 5]
+            aq = reader.adapt_query(qv)
+            first = {h.passage_id: n for n, h in enumerate(passages.rank(question, aq, 12))}
+            hits = [{**h, "first_stage": first.get(passages.ids[h["i"]], 99)}
+                    for h in rerank_passages(reader, passages, question, aq, 8) if len(h["text"].split()) >= 5]
             if not hits:
                 continue
             for name, rule in rules.items():
