@@ -50,7 +50,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
@@ -183,7 +182,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--data", default=str(REPO.parent / "shared" / "data"))
     ap.add_argument("--work", default="/tmp/vectree-dev-answer-confidence")
-    ap.add_argument("--write", default=None, help="store the chosen map in this reader folder")
+    ap.add_argument("--write", default=None, help="store the chosen map in this reader folder (the episodes are "
+                    "answered by the configured reader, VECTREE_RERANKER: point it at the same folder)")
     ap.add_argument("--limit", type=int, default=None, help="only the first N dev papers")
     args = ap.parse_args()
     from vectree.retrieval.rerank.model import get_reader
@@ -191,8 +191,6 @@ def main() -> None:
 
     data, work = Path(args.data), Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    if args.write:
-        os.environ["VECTREE_RERANKER"] = str(Path(args.write).resolve())
     papers = dev_papers(data, split="dev", limit=args.limit)
     refs = references(data)
     store, doc_ids = build_store(papers, work)

@@ -421,3 +421,20 @@ def test_the_quantity_the_question_asks_for_decides_which_number_answers():
     assert numeric_answer("How many tweets are in the dataset?",
                           ["We tagged 10,000 Arabic tweets, where offensive tweets account for roughly 19% of them."]) \
         == "10,000"
+
+
+def test_the_cli_says_how_sure_the_answer_and_each_quote_are(capsys, monkeypatch):
+    from vectree.agent.navigator import Answer
+    from vectree.commands import agent as cli_agent
+
+    monkeypatch.setattr(cli_agent.console, "width", 200)
+    quote = {"doc_id": "paper-a", "page": 3, "quote": "The cells kept 78.4% of their capacity.", "valid": True,
+             "relevance": 0.78}
+    cli_agent.print_answer(Answer("How much capacity?", "78.4%", [quote], confidence=0.08), trace=False)
+    out = capsys.readouterr().out
+    assert "answer confidence 0.08 (weak): read the quoted evidence" in out
+    assert "paper-a p.3 (evidence 0.78)" in out
+    cli_agent.print_answer(Answer("How much capacity?", "78.4%", [{**quote, "relevance": None}], confidence=0.7),
+                           trace=False)
+    out = capsys.readouterr().out
+    assert "answer confidence 0.70 (strong)" in out and "(evidence" not in out and "read the quoted" not in out

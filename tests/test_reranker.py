@@ -257,6 +257,8 @@ def test_demo_questions_are_answered_right_with_their_pages(demo_store):
         assert first["valid"] and q["answer"].lower() in first["quote"].lower()
         assert slugs[first["doc_id"]].startswith(q["slug"]) and first["page"] in expected_pages(q)
         assert answer.confidence is not None and 0.0 <= answer.confidence <= 1.0
+        # each quote carries its calibrated evidence relevance, the first (the answer's) included
+        assert all(0.0 <= c["relevance"] <= 1.0 for c in answer.citations), answer.citations
         # the confidence is the shipped map of what the navigator measured, every feature it names
         named = (answer_calibration().get("features") or [])
         assert set(named) <= set(answer.confidence_features), set(named) - set(answer.confidence_features)

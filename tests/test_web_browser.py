@@ -266,6 +266,9 @@ def test_ask_shows_citations_that_open_the_highlighted_page(browser, browser_sto
     citations = browser.css("#citations > li")
     assert citations and citations[0].get_attribute("data-valid") == "true"
     assert "quote found" in citations[0].text
+    # how sure: the answer's calibrated confidence, and each quote's calibrated evidence relevance
+    assert re.search(r"Answer confidence 0\.\d\d \((strong|moderate|weak)\)", browser.css("#confidence")[0].text)
+    assert re.search(r"evidence (0\.\d\d|1\.00)", citations[0].find_element("css selector", ".badge.evidence").text)
     # the trace sits behind a toggle, with tokens per disclosure layer
     trace = browser.css("#trace")[0]
     rows = trace.find_elements("css selector", "tbody tr")
@@ -330,6 +333,24 @@ def test_docs_and_redoc_render_offline(browser, served):
     assert any("/papers/{doc_id}/pages/{page}/boxes" in e.text for e in browser.css(".opblock-summary-path"))
     browser.open("/redoc")
     browser.wait(lambda d: len(d.find_elements("css selector", "[data-section-id*='operation/']")) >= operations)
+
+
+def test_an_off_corpus_question_shows_where_to_look_and_supports_nothing(browser, browser_store):
+    """The abstention says so, cites nothing, and links the possibly relevant pages."""
+    from selenium.webdriver.common.keys import Keys
+
+    browser.open("/#/ask")
+    browser.rendered("ask")
+    browser.reset()
+    browser.css("#ask-form textarea")[0].send_keys("What is the best recipe for sourdough bread?", Keys.ENTER)
+    browser.rendered("ask")
+    assert "no good evidence" in browser.css("#answer")[0].text.lower()
+    assert not browser.css("#citations > li") and not browser.css("#confidence")
+    box = browser.css("#abstained")[0]
+    assert "nothing below supports an answer" in box.text
+    links = box.find_elements("css selector", "ul.possibly a")
+    # a page where a passage was judged, or the paper when only papers were (the off-corpus floor)
+    assert links and all(re.search(r"#/(page|paper)/", link.get_attribute("href")) for link in links)
 
 
 def test_the_page_asks_for_the_token_once(browser_store):

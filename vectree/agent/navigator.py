@@ -70,7 +70,7 @@ class Answer:
 
     question: str
     answer: str
-    citations: list[dict[str, Any]] = field(default_factory=list)  # {doc_id, page, quote, valid}
+    citations: list[dict[str, Any]] = field(default_factory=list)  # {doc_id, page, quote, valid[, reason, relevance]}
     evidence: list[str] = field(default_factory=list)  # the sentences the answer came from
     trace: dict[str, Any] = field(default_factory=dict)
     seconds: float = 0.0
@@ -943,6 +943,10 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
                                    n_papers=len({c["doc_id"] for c in cited}))
     confidence = answer_confidence(features, cal)
     submitted = trace.record(tb, "submit_answer", {"answer": text, "citations": citations})
-    return Answer(question, text, submitted.data["citations"] if submitted else citations,
-                  [c["text"] for c in cited], trace.as_dict(), time.perf_counter() - started,
+    checked = submitted.data["citations"] if submitted else citations
+    # each quote's calibrated relevance (the probability that the sentence is evidence for the
+    # question): what a reader weighs beside the answer's confidence, which asks more (that the
+    # short answer matches an expert's)
+    checked = [{**c, "relevance": round(float(q["relevance"]), 3)} for c, q in zip(checked, quotable)]
+    return Answer(question, text, checked, [c["text"] for c in cited], trace.as_dict(), time.perf_counter() - started,
                   confidence=round(confidence, 3), confidence_features=features)

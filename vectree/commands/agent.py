@@ -14,6 +14,15 @@ from ._ids import resolve_paper
 console = Console()
 
 
+def confidence_line(confidence: float) -> str:
+    """What the answer's confidence says, in words: the calibrated probability that the short answer
+    matches what an expert would answer (QASPER's token F1 >= 0.5).  Each quote's own ``evidence``
+    figure is the probability that the sentence bears on the question, which is usually higher."""
+    strength = "strong" if confidence >= 0.6 else "moderate" if confidence >= 0.35 else "weak"
+    note = "" if strength != "weak" else ": read the quoted evidence before relying on the short answer"
+    return f"answer confidence {confidence:.2f} ({strength}){note}"
+
+
 def print_answer(answer, *, trace: bool = True) -> None:
     """The answer, its citations (valid or not) and a compact trace of the tool calls."""
     console.print(f"[bold]Q:[/] {answer.question}")
@@ -30,13 +39,12 @@ def print_answer(answer, *, trace: bool = True) -> None:
         console.print(f"[bold green]A:[/] {answer.answer}")
         confidence = getattr(answer, "confidence", None)
         if confidence is not None:
-            strength = "strong" if confidence >= 0.6 else "moderate" if confidence >= 0.35 else "weak"
-            note = "" if strength != "weak" else " - the evidence is weak: check the cited pages before relying on it"
-            console.print(f"   confidence {confidence:.2f} ({strength}){note}")
+            console.print(f"   {confidence_line(confidence)}")
     for c in answer.citations:
         mark = "[green]✓[/]" if c.get("valid", True) else f"[red]✗ {c.get('reason', '')}[/]"
         quote = c["quote"] if len(c["quote"]) <= 220 else c["quote"][:217] + "..."
-        console.print(f"   {mark} [cyan]{c['doc_id']}[/] p.{c['page']}: “{quote}”")
+        evidence = f" (evidence {c['relevance']:.2f})" if c.get("relevance") is not None else ""
+        console.print(f"   {mark} [cyan]{c['doc_id']}[/] p.{c['page']}{evidence}: “{quote}”")
     if trace and answer.trace:
         steps = answer.trace["steps"]
         line = " → ".join(f"{s['tool']}({s['tokens']})" + ("[red]![/]" if s.get("error") else "") for s in steps)

@@ -350,7 +350,29 @@ function renderAnswer(a, titles) {
     " ",
     c.valid ? h("span", { class: "badge ok", title: "the quote occurs on the cited page" }, "✓ quote found on the page")
       : h("span", { class: "badge bad", title: c.reason || "" }, "✗ " + (c.reason || "quote not found")),
+    c.relevance == null ? null : h("span", { class: "badge evidence",
+      title: "calibrated probability that this sentence is evidence for the question" }, `evidence ${c.relevance.toFixed(2)}`),
     h("blockquote", { class: "quote" }, c.quote))));
+  // how sure the answer is, in the words of the CLI (vectree.commands.agent.confidence_line); an
+  // abstention lists where one might look instead, with no citation marked as supporting
+  let sure = null;
+  if (a.abstained) {
+    const maybe = a.possibly_relevant || [];
+    sure = h("div", { class: "abstained", id: "abstained" },
+      h("p", { class: "small" }, "No good evidence in the corpus: nothing below supports an answer."),
+      maybe.length ? h("ul", { class: "possibly small" }, maybe.map((p) => h("li", {},
+        p.page ? h("a", { href: hashFor(["page", p.doc_id, String(p.page)], p.text ? { quote: p.text } : {}) },
+          titles[p.doc_id] || p.doc_id, `, p. ${p.page}`)
+          : h("a", { href: hashFor(["paper", p.doc_id]) }, titles[p.doc_id] || p.title || p.doc_id),
+        ` (relevance ${Number(p.relevance || 0).toFixed(2)})`))) : null);
+  } else if (a.confidence != null) {
+    const c = a.confidence;
+    const strength = c >= 0.6 ? "strong" : c >= 0.35 ? "moderate" : "weak";
+    sure = h("p", { class: `confidence small ${strength}`, id: "confidence",
+      title: "calibrated probability that the short answer matches what an expert would answer" },
+      `Answer confidence ${c.toFixed(2)} (${strength})` +
+      (strength === "weak" ? ": read the quoted evidence before relying on the short answer." : "."));
+  }
   const steps = (a.trace && a.trace.steps) || [];
   const tokens = (a.trace && a.trace.tokens) || {};
   const total = Object.values(tokens).reduce((s, v) => s + v, 0);
@@ -364,7 +386,7 @@ function renderAnswer(a, titles) {
         h("td", {}, i + 1), h("td", {}, h("code", {}, s.tool)), h("td", { class: "num" }, s.layer),
         h("td", {}, h("code", { class: "args" }, JSON.stringify(s.arguments)), s.error ? h("div", { class: "error small" }, s.error) : null),
         h("td", { class: "num" }, s.tokens), h("td", { class: "num" }, Math.round(s.ms)))))));
-  return [answer, cites.length ? h("h2", {}, "Citations") : h("p", { class: "muted" }, "No citations."), list, trace];
+  return [answer, sure, cites.length ? h("h2", {}, "Citations") : h("p", { class: "muted" }, "No citations."), list, trace];
 }
 
 async function viewAsk(seq, _parts, params) {
