@@ -185,6 +185,8 @@ def main() -> None:
     ap.add_argument("--write", default=None, help="store the chosen map in this reader folder (the episodes are "
                     "answered by the configured reader, VECTREE_RERANKER: point it at the same folder)")
     ap.add_argument("--limit", type=int, default=None, help="only the first N dev papers")
+    ap.add_argument("--plot", default=None, help="write the shipped map's reliability diagram on these episodes "
+                    "(e.g. docs/eval/answer-confidence-navigator.png)")
     args = ap.parse_args()
     from vectree.retrieval.rerank.model import get_reader
     from vectree.retrieval.rerank.pages import dev_papers
@@ -218,11 +220,42 @@ def main() -> None:
     print(f"\nchosen: {best}; reliability (cross-fitted): "
           + ", ".join(f"[{b['lo']:.1f},{b['hi']:.1f}) n={b['n']} conf {b['confidence']:.2f} right {b['accuracy']:.2f}"
                       for b in rows[best]["bins"]))
+    if args.plot:
+        plot(Path(args.plot), rows["shipped map (simulated episodes)"], len(y))
     if rows[best]["log_loss"] >= rows["shipped map (simulated episodes)"]["log_loss"]:
         print("no refit beats the shipped map's cross-fitted log loss: the shipped map stays"
               + (" (nothing written)" if args.write else ""))
     elif args.write:
         write(Path(args.write), best, eps, y, rows[best], len(papers))
+
+
+def plot(path: Path, shipped: dict, n: int) -> None:
+    """The reliability diagram of the shipped map on the navigator's answers (out of sample: the
+    map was fitted on other episodes), with the number of answers in each bin."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bins = shipped["bins"]
+    fig, ax = plt.subplots(figsize=(5, 4))
+    ax.plot([0, 1], [0, 1], color="grey", linestyle="--", label="perfect calibration")
+    ax.plot([b["confidence"] for b in bins], [b["accuracy"] for b in bins], marker="o", color="C1",
+            label=f"shipped map, ECE {shipped['ece']:.3f}")
+    for b in bins:
+        ax.annotate(f"n={b['n']}", (b["confidence"], b["accuracy"]), textcoords="offset points", xytext=(4, 4),
+                    fontsize=7)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(0, 1)
+    ax.set_xlabel("answer confidence")
+    ax.set_ylabel("share right (token F1 >= 0.5)")
+    ax.set_title(f"The navigator's own answers, {n} dev episodes", fontsize=9)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"wrote {path}")
 
 
 def write(folder: Path, name: str, eps, y, cross: dict, n_papers: int) -> None:
