@@ -8,6 +8,19 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 
 
+def sentence_arguments(description: str, splits: tuple[str, ...] = ("all", "dev", "train", "test"),
+                       default_split: str = "all"):
+    """The arguments every sentence-benchmark script takes: ``benchmark``, ``--data``, ``--split``;
+    the caller adds its own and parses."""
+    import argparse
+
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("benchmark", choices=["dragonball", "hotpotqa"])
+    ap.add_argument("--data", default=None)
+    ap.add_argument("--split", default=default_split, choices=list(splits))
+    return ap
+
+
 def load_sentence_benchmark(name: str, data: str | None, split: str = "all"):
     """``(bench, questions, docs, embedder, data_dir)``.  ``split``: ``all``, or a split name of
     ``dragonball_split`` / ``hotpotqa_split`` (by query id)."""

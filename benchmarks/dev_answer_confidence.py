@@ -57,6 +57,7 @@ from pathlib import Path
 import numpy as np
 
 from vectree.retrieval.config import set_offline_model_env
+from vectree.retrieval.rerank.calibrate import RIGHT_F1
 
 set_offline_model_env()
 
@@ -71,7 +72,6 @@ FEATURE_SETS = {
             "passage_coverage", "form_yes_no", "form_number", "form_names", "form_definition", "form_clause",
             "answer_words_log", "papers_cited"],
 }
-RIGHT_F1 = 0.5
 FOLDS = 5
 
 

@@ -18,7 +18,6 @@ Diagnostic only: it reads gold to compute the oracles, so nothing here is ever a
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -29,13 +28,11 @@ sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("benchmark", choices=["dragonball", "hotpotqa"])
-    ap.add_argument("--data", default=None)
-    ap.add_argument("--split", default="all", choices=["all", "dev"])
+    from _sentence_setup import load_sentence_benchmark, sentence_arguments
+
+    ap = sentence_arguments(__doc__.splitlines()[0], ("all", "dev"))
     ap.add_argument("--max-chunks", type=int, default=12)
     args = ap.parse_args()
-    from _sentence_setup import load_sentence_benchmark
 
     from vectree.evaluation.sentences import Unit, score_units
     from vectree.evaluation.systems.base import RunContext

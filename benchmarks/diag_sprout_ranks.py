@@ -29,7 +29,6 @@ licence-restricted queries, so it was not adopted.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -40,10 +39,9 @@ sys.path[:0] = [str(REPO), str(REPO / "benchmarks")]
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("benchmark", choices=["dragonball", "hotpotqa"])
-    ap.add_argument("--data", default=None)
-    ap.add_argument("--split", default="all")
+    from _sentence_setup import sentence_arguments
+
+    ap = sentence_arguments(__doc__.splitlines()[0])
     ap.add_argument("--limit", type=int, default=None)
     ap.add_argument("--set", dest="sets", action="append", default=[], metavar="NAME=VALUE",
                     help="also run SproutRAG with this search setting")

@@ -29,7 +29,6 @@ routing through the paragraph retriever costs IE@1 on both splits.  Not built.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -45,13 +44,11 @@ def inside(node, para) -> bool:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("benchmark", choices=["dragonball", "hotpotqa"])
-    ap.add_argument("--data", default=None)
-    ap.add_argument("--split", default="train", choices=["train", "dev"])
+    from _sentence_setup import load_sentence_benchmark, sentence_arguments
+
+    ap = sentence_arguments(__doc__.splitlines()[0], ("train", "dev"), "train")
     ap.add_argument("--depth", type=int, default=10)
     args = ap.parse_args()
-    from _sentence_setup import load_sentence_benchmark
 
     from vectree.evaluation.sentences import Unit, score_units
     from vectree.evaluation.systems import make_system

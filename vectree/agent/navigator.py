@@ -838,16 +838,9 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     asks_quantity = bool(NUMERIC_QUESTION.search(question))
     asks_name = asks_for_name(question)
 
-    form: dict[str, str] = {}  # how the main answer was formed: a confidence feature
-
-    def read_answer(pool: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str]:
-        """``(answer, the candidate that holds it, answer type)`` from the best of ``pool``; the
-        rule that formed it goes to ``form`` (the first call's: the main answer)."""
-        text, holder, kind, how = _read_answer(pool)
-        form.setdefault("form", how)
-        return text, holder, kind
-
-    def _read_answer(pool: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str, str]:
+    def read_answer(pool: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str, str]:
+        """``(answer, the candidate that holds it, answer type, the rule that formed it)`` from
+        the best of ``pool`` (the rule, one of :data:`ANSWER_FORMS`, is a confidence feature)."""
         holder = pool[0]
         r0 = holder["reading"]
         kind, span = answer_of(r0)
@@ -883,7 +876,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         # the span head gave nothing usable: the clause of the sentence that answers
         return nav._extract(question, [holder["text"]]), holder, kind, "clause"
 
-    text, holder, kind = read_answer(readable)
+    text, holder, kind, form = read_answer(readable)
     r0 = readable[0]["reading"]
     readings = [c["reading"] for c in readable[:READ_TOP]]
     term = definition_term(question)
@@ -905,7 +898,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
                 holder["reading"] = reader.read(question, [holder["text"]])[0]
             reading = holder["reading"]
             text, kind, r0 = definition, "extractive", reading
-            form["form"] = "definition"
+            form = "definition"
             readings = [reading] + [r for r in readings if r is not reading]
     others = [d for d in dict.fromkeys(c["doc_id"] for c in cited) if d != holder["doc_id"]]
     if nav.calibrated and not yes_no and others:
@@ -923,7 +916,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
             unread = [c for c in own if c.get("reading") is None]
             for c, r in zip(unread, reader.read(question, [c["text"] for c in unread]) if unread else []):
                 c["reading"] = r
-            part, h, _ = read_answer(own)
+            part, h, _, _ = read_answer(own)
             parts.append(f"{_label(titles.get(doc_id, '')) or doc_id}: {part}")
             holders.append(h)
         if len(parts) > 1:
@@ -939,7 +932,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     # a quote shorter than the citation rule's minimum (a heading) can never count as evidence
     quotable = [c for c in cited if len(c["text"].split()) >= MIN_QUOTE_WORDS] or cited
     citations = [{"doc_id": c["doc_id"], "page": c["page"], "quote": c["text"]} for c in quotable]
-    features = confidence_features(r0, readings, kind, holder, best, coverage, form.get("form", "span"), text,
+    features = confidence_features(r0, readings, kind, holder, best, coverage, form, text,
                                    n_papers=len({c["doc_id"] for c in cited}))
     confidence = answer_confidence(features, cal)
     submitted = trace.record(tb, "submit_answer", {"answer": text, "citations": citations})

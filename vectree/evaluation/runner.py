@@ -60,7 +60,7 @@ import numpy as np
 
 from vectree.retrieval.config import load_settings
 from vectree.retrieval.pdf import parse_pdf
-from vectree.retrieval.rerank.calibrate import ece
+from vectree.retrieval.rerank.calibrate import RIGHT_F1, ece
 from vectree.retrieval.threads import limit_blas_threads
 
 from . import metrics as M
@@ -76,7 +76,6 @@ HARNESS_VERSION = 1
 TOKEN_RULE = "vectree.agent.tokens.count_tokens: ceil(len(text) / 4)"
 SENTENCE_KS = (1, 3, 5)
 ANSWER_CHARS = 600  # answers kept in per_item (the metrics use the whole answer)
-RIGHT_F1 = 0.5  # an answer counts as right for the confidence's calibration from this token F1 on
 
 METRIC_KEYS = (
     "evidence_page_precision", "evidence_page_recall", "answer_f1", "abstention_precision", "abstention_recall",

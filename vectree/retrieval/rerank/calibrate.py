@@ -31,6 +31,9 @@ from .model import TYPES, sigmoid
 GRID = [round(float(x), 2) for x in np.arange(0.05, 0.96, 0.05)]
 MARGINS = (0.1, 0.2, 0.3, 0.5, 1.0)
 ANSWER_RECALL = 0.9
+# an answer is right when its token F1 against the reference reaches this (the answer map's label,
+# and what `vectree eval` and benchmarks/dev_answer_confidence.py check the confidence against)
+RIGHT_F1 = 0.5
 
 
 def _tokens(s: str) -> list[str]:
@@ -240,7 +243,7 @@ def calibrate(dev: Sequence, readings: Sequence, cosines: Sequence[float] | None
             if e.type in (0, 1):
                 ok = kind == TYPES[e.type]
             elif e.span is not None:
-                ok = kind == "extractive" and token_f1(text, e.text[e.span[0]:e.span[1]]) >= 0.5
+                ok = kind == "extractive" and token_f1(text, e.text[e.span[0]:e.span[1]]) >= RIGHT_F1
             else:
                 ok = kind == "extractive"
         feats.append(answer_features(rs))
