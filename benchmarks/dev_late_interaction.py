@@ -1,17 +1,58 @@
 """Does a late-interaction score (MaxSim over MiniLM's token vectors) lift the within-paper first stage?
 
     .venv/bin/python benchmarks/dev_late_interaction.py [--split dev|train|both] [--limit N]
+        [--cache DIR] [--reader] [--own-only]
 
 The within-paper first stage fuses BM25 and the MiniLM cosine of pooled sentence vectors
 (:meth:`PaperPassages.rank`).  Pooling one vector per sentence loses which words matched; BM25 sees
 only exact words.  MaxSim (ColBERT's score, here with the frozen MiniLM, nothing trained): each
 content word-piece of the question takes its best cosine over the sentence's word-pieces, and the
-sentence's score is their (optionally IDF-weighted) mean.  It is scored alone and as a third
-reciprocal-rank vote beside BM25 and the cosine, on the dev papers of
-:mod:`vectree.retrieval.rerank.pages` (QASPER dev-dictionary articles padded to 200 chunks; never an
-evaluation paper): the first sentence is evidence (P@1), evidence recall within the first 1 / 3 / 8
-/ 12 sentences (8: what the navigator reads, 12: what the reader reranks), and the first page is a
-gold page.  Nothing here is trained, so the ``train`` split is as fair a check as ``dev``.
+sentence's score is their (optionally IDF-weighted, IDF over the paper's sentences) mean.  It is
+scored alone, as a third reciprocal-rank vote beside BM25 and the cosine, and as the order of the
+hybrid's best 24 / 48 candidates, on the dev papers of :mod:`vectree.retrieval.rerank.pages`
+(QASPER dev-dictionary articles padded to 200 chunks; never an evaluation paper): the first
+sentence is evidence (P@1), evidence recall within the first 1 / 3 / 8 / 12 sentences (8: what the
+navigator reads, 12: what the reader reranks), and the first page is a gold page.  ``--reader``
+also scores the order after the shipped reader reranks the first 12 (as ``search_within_paper``
+does); ``--own-only`` ranks only the article's own sentences (the evidence of its other questions
+are the distractors: one topic, as in a real paper).  Nothing is trained, so ``train`` is as fair a
+check as ``dev``.
+
+Measured 7 December (session 14), 141 dev / 483 train questions:
+
+| first stage | dev P@1 | dev R@8 | dev page P@1 | train P@1 | train R@8 | train page P@1 |
+|---|---:|---:|---:|---:|---:|---:|
+| today (BM25 + cosine) | .312 | .416 | .511 | .337 | .442 | .538 |
+| BM25 alone | .312 | .365 | .454 | .277 | .374 | .468 |
+| cosine alone | .312 | .437 | .489 | .311 | .409 | .532 |
+| MaxSim-IDF alone | **.418** | .478 | **.553** | .373 | **.461** | .559 |
+| BM25 + cosine + MaxSim-IDF (RRF) | .340 | .457 | .525 | .364 | .456 | .563 |
+| hybrid best 24 in MaxSim-IDF order | .411 | **.479** | **.553** | **.375** | .451 | **.565** |
+| today, then the reader | .298 | .421 | .496 | .337 | .426 | .547 |
+| hybrid 24 in MaxSim order, then the reader | .390 | .488 | .546 | .360 | .455 | .563 |
+| own sentences only: today | .525 | .674 | .681 | .491 | .693 | .741 |
+| own sentences only: hybrid 24 in MaxSim order | .582 | .715 | .780 | .557 | .724 | .768 |
+
+Every split and both protocols favoured MaxSim, so "the hybrid's best 24 in MaxSim-IDF order" was
+built into ``PaperPassages.rank`` (with a ``vectree-no-late`` ablation) and checked where the text
+comes from real PDFs:
+
+* the demo corpus (`make demo`'s three typeset papers and its 24 questions, our own text: the rank
+  of the first sentence holding the answer among the 12 the reader reads): answer first for 14 of
+  24 questions in the hybrid order, 10 in MaxSim order (RRF of the three: 13); in the top 3 19 /
+  18 / 20.  MaxSim put the papers' summary sentences first -- the abstract's or the conclusion's
+  sentence that names every topic word of the question ("630-day storage study of 96 NMC811 pouch
+  cells ...") -- above the one that states the number.  QASPER's evidence paragraphs, the only
+  dev text there is, hold few such sentences.
+* one qasper evaluation run (55 questions, every system in one run): vectree page P / R / answer F1
+  .302 / .438 / .189 with it, .330 / .462 / .193 without (``vectree-no-late``); vectree-sprout .309 /
+  .458 / .171.
+
+Not adopted (reverted; the product code lived in ``vectree/retrieval/late.py``).  The evaluation run
+informed the revert, so no figure here is claimed as an improvement.  What it shows: the QASPER dev
+papers reward matching the question's topic words, which a real paper repeats in its summary
+sentences; the demo corpus is the one real-PDF check with known answers outside the evaluation
+(``benchmarks/demo_within_paper.py``).
 """
 
 from __future__ import annotations
@@ -117,6 +158,9 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="only the first N papers of each split")
     ap.add_argument("--cache", type=Path, default=None, help="keep the papers' token vectors here")
     ap.add_argument("--reader", action="store_true", help="also score the order after the shipped reader")
+    ap.add_argument("--own-only", action="store_true",
+                    help="rank only the article's own sentences (its questions' evidence), not the padding: "
+                         "within-topic discrimination, as in a real paper")
     args = ap.parse_args()
     from vectree.evaluation.embedcache import cached_embedder
     from vectree.retrieval.passages import PaperPassages, passages_table
@@ -126,7 +170,7 @@ def main() -> None:
 
     emb = cached_embedder()
     tv = TokenVectors()
-    variants = ["today (bm25+cos)", "maxsim", "maxsim-idf", "bm25+cos+maxsim", "bm25+cos+maxsim-idf",
+    variants = ["today (bm25+cos)", "bm25 alone", "cosine alone", "maxsim", "maxsim-idf", "bm25+cos+maxsim", "bm25+cos+maxsim-idf",
                 "bm25+maxsim-idf", "cos+maxsim-idf", "hybrid 24 -> maxsim-idf", "hybrid 48 -> maxsim-idf",
                 "bm25/cos 50 union -> maxsim-idf"]
     reader = None
@@ -157,7 +201,10 @@ def main() -> None:
             questions = [q for q, _ in paper.questions]
             qvs = emb.encode_queries(questions)
             qtoks = cached_tokens(tv, f"{split}-{paper.key}-q", questions, args.cache)
+            own = {i for (a, b), key in zip(paper.paragraphs, paper.article_keys) if key is None for i in range(a, b)}
             for (q, gold_pages), qv, ev, (qt, qp) in zip(paper.questions, qvs, paper.evidence, qtoks):
+                if args.own_only and len(own - ev) == 0:
+                    continue  # nothing but its own evidence: no within-topic distractor to tell apart
                 mask = content_mask(qp)
                 if not mask.any():
                     mask[:] = True
@@ -168,11 +215,15 @@ def main() -> None:
                 msi = maxsim(qt_c, idf, dvecs)
                 sims = P.vectors @ qv
                 bm = boosted_bm25(P, q, [], 1.0)  # today's BM25 over the expanded question
-                cos_r = [int(i) for i in np.argsort(-sims)[:50]]
-                ms_r = [int(i) for i in np.argsort(-ms)[:50]]
-                msi_r = [int(i) for i in np.argsort(-msi)[:50]]
+                keep = (lambda r: [i for i in r if i in own]) if args.own_only else (lambda r: r)
+                bm = keep(bm) if not args.own_only else keep(boosted_bm25(P, q, [], 1.0, limit=len(paper.chunks)))
+                cos_r = keep([int(i) for i in np.argsort(-sims)])[:50]
+                ms_r = keep([int(i) for i in np.argsort(-ms)])[:50]
+                msi_r = keep([int(i) for i in np.argsort(-msi)])[:50]
                 orders = {
                     "today (bm25+cos)": rrf([bm, cos_r], 12),
+                    "bm25 alone": bm[:12],
+                    "cosine alone": cos_r[:12],
                     "maxsim": ms_r[:12],
                     "maxsim-idf": msi_r[:12],
                     "bm25+cos+maxsim": rrf([bm, cos_r, ms_r], 12),
