@@ -158,6 +158,8 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=None, help="only the first N papers of each split")
     ap.add_argument("--cache", type=Path, default=None, help="keep the papers' token vectors here")
     ap.add_argument("--reader", action="store_true", help="also score the order after the shipped reader")
+    ap.add_argument("--bm25-weights", type=float, nargs="*", default=[],
+                    help="also the hybrid with BM25 weighted so in the fusion (cosine 1)")
     ap.add_argument("--own-only", action="store_true",
                     help="rank only the article's own sentences (its questions' evidence), not the padding: "
                          "within-topic discrimination, as in a real paper")
@@ -173,6 +175,7 @@ def main() -> None:
     variants = ["today (bm25+cos)", "bm25 alone", "cosine alone", "maxsim", "maxsim-idf", "bm25+cos+maxsim", "bm25+cos+maxsim-idf",
                 "bm25+maxsim-idf", "cos+maxsim-idf", "hybrid 24 -> maxsim-idf", "hybrid 48 -> maxsim-idf",
                 "bm25/cos 50 union -> maxsim-idf"]
+    variants += [f"hybrid, bm25 x{w:g}" for w in args.bm25_weights]
     reader = None
     if args.reader:
         from vectree.retrieval.rerank.apply import PASSAGE_DEPTH, PASSAGE_MAX_LEN, fused_order
@@ -231,6 +234,8 @@ def main() -> None:
                     "bm25+maxsim-idf": rrf([bm, msi_r], 12),
                     "cos+maxsim-idf": rrf([cos_r, msi_r], 12),
                 }
+                for w in args.bm25_weights:
+                    orders[f"hybrid, bm25 x{w:g}"] = rrf([bm, cos_r], 12, [w, 1.0])
                 hyb = rrf([bm, cos_r], 100)
                 for n in (24, 48):
                     cand = hyb[:n]
