@@ -30,6 +30,7 @@ Measured 7 December (session 14), demo store of ``make demo``, 24 questions:
 | hybrid, BM25 weighted 1.5 in the fusion | 15 | 20 | 24 | .739 |
 | hybrid, BM25 weighted 2 | 16 | 20 | 24 | .764 |
 | hybrid, BM25 weighted 3 | 15 | 22 | 24 | .773 |
+| the agent's ``search_within_paper`` with the SproutRAG vote (``vectree-sprout``; ``--sprout``, store after ``vectree sprout use sprout-default-v4``) | 12 | 19 | 21 | .651 |
 
 BM25 alone leads here, the opposite of the QASPER dev papers, where it is the weakest
 (``dev_late_interaction.py``: first sentence evidence .277 of 483 training questions, cosine .311,
@@ -61,6 +62,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--store", type=Path, required=True, help="a store `vectree demo --store DIR` built")
     ap.add_argument("--maxsim", action="store_true", help="also the late-interaction order (dev_late_interaction.py)")
+    ap.add_argument("--sprout", action="store_true",
+                    help="also search_within_paper with the SproutRAG vote (needs the store's trees)")
     ap.add_argument("--bm25-weights", type=float, nargs="*", default=[],
                     help="also the hybrid with BM25 weighted so in the fusion (cosine 1)")
     args = ap.parse_args()
@@ -87,6 +90,14 @@ def main() -> None:
     if late is not None:
         orders.append("hybrid 24 in MaxSim-IDF order")
     orders += [f"hybrid, BM25 x{w:g}" for w in args.bm25_weights]
+    sprout_tb = None
+    if args.sprout:
+        from vectree.retrieval.sprout.papers import sprout_available
+
+        if not sprout_available(tb.store):
+            sys.exit(f"{args.store} has no SproutRAG trees: `vectree sprout use sprout-default-v4 --store {args.store}`")
+        sprout_tb = Toolbox(Store(args.store), within_paper="sprout")
+        orders += ["agent's search_within_paper, SproutRAG vote (vectree-sprout)"]
     ranks: dict[str, list[int]] = {o: [] for o in orders}
     missing = 0
     for q in DEMO_QUESTIONS:
@@ -127,6 +138,10 @@ def main() -> None:
             idf = np.array([np.log(1 + len(P.texts) / (1 + df.get(p, 0))) for p in pieces], np.float32)
             scores = maxsim(qt[mask], idf, [v for v, _ in late.encode([P.texts[i] for i in hybrid])])
             got["hybrid 24 in MaxSim-IDF order"] = [hybrid[j] for j in np.argsort(-scores)][:DEPTH]
+        if sprout_tb is not None:
+            res = sprout_tb.search_within_paper(doc, q["question"], k=DEPTH).data
+            assert res["method"] == "sprout", res["method"]
+            got[orders[-1]] = [r["passage"] for r in res["results"] if r.get("passage") is not None]
         for o in orders:
             order = got.get(o, [])
             hit = [n for n, i in enumerate(order[:DEPTH]) if i in gold]
