@@ -151,8 +151,10 @@ def test_offline_navigator_answers_with_page_citations(toolbox, ids):
                             & set(expected_pages(q)))
         numbers = [t for t in q["answer"].replace(",", "").split() if any(ch.isdigit() for ch in t)]
         right_numbers += bool(numbers) and numbers[0].rstrip("%.") in answer.answer.replace(",", "")
-    assert right_pages >= 0.6 * len(DEMO_QUESTIONS)
-    assert right_numbers >= 0.4 * len(DEMO_QUESTIONS)
+    # measured 7 December (benchmarks/demo_answers.py --corpus): 23 of 24 cite the answer's page, 16
+    # state its number; the bounds leave three and four questions of room
+    assert right_pages >= 0.8 * len(DEMO_QUESTIONS)
+    assert right_numbers >= 0.5 * len(DEMO_QUESTIONS)
 
 
 def test_navigator_within_a_given_paper_skips_corpus_search(toolbox, ids):
