@@ -30,6 +30,12 @@ Measured 7 December (session 14), shipped reader, 141 dev questions (33 s a pass
 | 0.35 / 0.1 / 3 | .126 | .493 | .531 | **.468** | 1.68 |
 | 0.35 / 0.2 / 3 | .126 | .454 | **.573** | .464 | 1.99 |
 
+``--within-paper sprout`` (the dev store after ``vectree sprout use sprout-default-v4``, 51 trees
+in 300 s), the same 141 questions as ``vectree-sprout`` asks them: answer F1 .154 against .126,
+page P .485 against .491, R .533 against .531, 1.74 pages cited against 1.71 -- the pattern of the
+qasper evaluation (F1 .194 / .193, P .323 / .330, R .483 / .462): the SproutRAG vote reads better
+answers and cites a little more, so page precision stays a little below plain passages.
+
 (The threshold barely matters: the pages cited are those of the candidates above it, and the
 abstention floor, .35, removes the rest first.)  Run end to end, the calibration shipped from
 simulated episodes is at the best mean page F1 of the grid, within a question.  The curve runs from
@@ -70,6 +76,9 @@ def main() -> None:
     ap.add_argument("--split", default="dev", choices=["dev", "train"])
     ap.add_argument("--limit", type=int, default=None, help="only the first N papers")
     ap.add_argument("--out", default=None, help="write every question's answer and pages here (JSON)")
+    ap.add_argument("--within-paper", default="passages", choices=["passages", "sprout"],
+                    help="sprout: search_within_paper with the SproutRAG vote, as `vectree-sprout` (the store needs "
+                         "trees: `vectree sprout use sprout-default-v4 --store WORK/store`)")
     ap.add_argument("--grid", action="store_true",
                     help="also every page-selection setting of a small grid (threshold x margin x most cited), "
                          "each a full pass of the agent, against the shipped one")
@@ -87,7 +96,7 @@ def main() -> None:
     papers = dev_papers(data, split=args.split, limit=args.limit)
     store, doc_ids = build_store(papers, work)
     refs = references(data)
-    tb = Toolbox(store)
+    tb = Toolbox(store, within_paper=args.within_paper)
     nav = OfflineNavigator(tb)
     layouts = {p.key: json.loads((work / "pdfs" / f"dev-{p.key}.layout.json").read_text()) for p in papers}
 
