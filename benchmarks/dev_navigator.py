@@ -39,7 +39,11 @@ the evidence ranked better, not chosen differently.
 in 300 s), the same 141 questions as ``vectree-sprout`` asks them: answer F1 .154 against .126,
 page P .485 against .491, R .533 against .531, 1.74 pages cited against 1.71 -- the pattern of the
 qasper evaluation (F1 .194 / .193, P .323 / .330, R .483 / .462): the SproutRAG vote reads better
-answers and cites a little more, so page precision stays a little below plain passages.
+answers and cites a little more, so page precision stays a little below plain passages.  Its own
+grid (``--within-paper sprout --grid``) has the same best point as plain passages (.25 / .1 / 3,
+mean page F1 .463; one page: P .546 at R .401; margin .2, three pages: P .444 at R .572): no page
+selection of its own gets it to plain passages' .491 / .531 on both, so "never worse" on pages
+needs SproutRAG's candidates ranked better, not selected differently.
 """
 
 from __future__ import annotations
