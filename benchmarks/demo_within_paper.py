@@ -6,7 +6,7 @@
 The QASPER dev papers (:mod:`vectree.retrieval.rerank.pages`) are evidence paragraphs padded with
 other articles' paragraphs: no abstract, no captions, no conclusion repeating the paper's topic
 words.  Orders chosen there have lost on the evaluation's real papers more than once
-(``benchmarks/dev_late_interaction.py``).  The demo corpus (``vectree.demo``: three papers written
+(``benchmarks/dev_late_interaction.py``).  The demo corpus (``vectree.demo``: eight papers written
 for vectree, typeset to PDF and ingested by the real pipeline) is the one set of real PDFs with
 known answers outside the evaluation: each of its questions has a verbatim short answer, and the
 sentence holding it is the evidence.  For every question the paper's passages are ranked as
@@ -56,6 +56,7 @@ from vectree.retrieval.config import set_offline_model_env
 set_offline_model_env()
 
 DEPTH = 12
+SPROUT_ORDER = "agent's search_within_paper, SproutRAG vote (vectree-sprout)"
 
 
 def main() -> None:
@@ -70,7 +71,6 @@ def main() -> None:
     from vectree.agent.tools import Toolbox
     from vectree.demo import DEMO_QUESTIONS
     from vectree.retrieval.embed import get_embedder
-    from vectree.retrieval.passages import RRF_K
     from vectree.retrieval.rerank.apply import rerank_passages
     from vectree.retrieval.store import Store
 
@@ -80,12 +80,10 @@ def main() -> None:
     reader = tb.reranker()
     slugs = {r["doc_id"]: r["slug"] for r in tb.store.read_catalog()}
     emb = get_embedder()
-    late = None
-    if args.maxsim:
-        sys.path.insert(0, str(Path(__file__).parent))
-        from dev_late_interaction import TokenVectors, content_mask, maxsim
+    sys.path.insert(0, str(Path(__file__).parent))
+    from dev_late_interaction import TokenVectors, content_mask, maxsim, piece_idf, rrf
 
-        late = TokenVectors()
+    late = TokenVectors() if args.maxsim else None
     orders = ["BM25", "cosine", "hybrid (first stage)", "hybrid, reranked by the reader"]
     if late is not None:
         orders.append("hybrid 24 in MaxSim-IDF order")
@@ -97,7 +95,7 @@ def main() -> None:
         if not sprout_available(tb.store):
             sys.exit(f"{args.store} has no SproutRAG trees: `vectree sprout use sprout-default-v4 --store {args.store}`")
         sprout_tb = Toolbox(Store(args.store), within_paper="sprout")
-        orders += ["agent's search_within_paper, SproutRAG vote (vectree-sprout)"]
+        orders.append(SPROUT_ORDER)
     ranks: dict[str, list[int]] = {o: [] for o in orders}
     missing = 0
     for q in DEMO_QUESTIONS:
@@ -111,17 +109,10 @@ def main() -> None:
         gold = {i for i, t in enumerate(P.texts) if q["answer"].lower() in t.lower()}
         pos = {pid: n for n, pid in enumerate(P.ids)}
         hybrid = [pos[h.passage_id] for h in P.rank(query, qv, 24)]
-        got = {
-            "BM25": P.bm25(query, DEPTH),
-            "cosine": [int(i) for i in np.argsort(-(P.vectors @ qv))[:DEPTH]],
-            "hybrid (first stage)": hybrid[:DEPTH],
-        }
+        cos_rank = [int(i) for i in np.argsort(-(P.vectors @ qv))[:50]]
+        got = {"BM25": P.bm25(query, DEPTH), "cosine": cos_rank[:DEPTH], "hybrid (first stage)": hybrid[:DEPTH]}
         for w in args.bm25_weights:  # the first stage's fusion (PaperPassages.rank) with BM25 weighted w
-            fused: dict[int, float] = {}
-            for ranking, weight in ((P.bm25(query, 50), w), ([int(i) for i in np.argsort(-(P.vectors @ qv))[:50]], 1.0)):
-                for r, i in enumerate(ranking):
-                    fused[i] = fused.get(i, 0.0) + weight / (RRF_K + r + 1)
-            got[f"hybrid, BM25 x{w:g}"] = [i for i, _ in sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))][:DEPTH]
+            got[f"hybrid, BM25 x{w:g}"] = rrf([P.bm25(query, 50), cos_rank], DEPTH, [w, 1.0])
         if reader is not None:
             adapt = tb._query_map(reader)
             rqv = adapt(qv) if adapt is not None else qv
@@ -131,17 +122,13 @@ def main() -> None:
             mask = content_mask(qp)
             mask = mask if mask.any() else np.ones(len(qp), bool)
             pieces = [p for p, m in zip(qp, mask) if m]
-            df: dict[str, int] = {}
-            for pcs in (late.tok.tokenize(t) for t in P.texts):
-                for p in set(pcs):
-                    df[p] = df.get(p, 0) + 1
-            idf = np.array([np.log(1 + len(P.texts) / (1 + df.get(p, 0))) for p in pieces], np.float32)
+            idf = piece_idf([late.tok.tokenize(t) for t in P.texts], pieces)
             scores = maxsim(qt[mask], idf, [v for v, _ in late.encode([P.texts[i] for i in hybrid])])
             got["hybrid 24 in MaxSim-IDF order"] = [hybrid[j] for j in np.argsort(-scores)][:DEPTH]
         if sprout_tb is not None:
             res = sprout_tb.search_within_paper(doc, q["question"], k=DEPTH).data
             assert res["method"] == "sprout", res["method"]
-            got[orders[-1]] = [r["passage"] for r in res["results"] if r.get("passage") is not None]
+            got[SPROUT_ORDER] = [r["passage"] for r in res["results"] if r.get("passage") is not None]
         for o in orders:
             order = got.get(o, [])
             hit = [n for n, i in enumerate(order[:DEPTH]) if i in gold]
