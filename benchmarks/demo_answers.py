@@ -53,6 +53,9 @@ def main() -> None:
     ap.add_argument("--store", type=Path, required=True, help="a store `vectree demo --store DIR` built")
     ap.add_argument("--corpus", action="store_true", help="ask each question of the whole store, not its paper")
     ap.add_argument("--show", action="store_true", help="print every question's answer and pages")
+    ap.add_argument("--within-paper", default="passages", choices=["passages", "sprout"],
+                    help="sprout: as `vectree-sprout` asks (the store needs SproutRAG trees: "
+                         "`vectree sprout use sprout-default-v4 --store DIR`)")
     args = ap.parse_args()
     from vectree.agent.ask import ask
     from vectree.agent.tools import Toolbox
@@ -61,7 +64,7 @@ def main() -> None:
 
     if not (args.store / "manifest.parquet").exists():
         sys.exit(f"{args.store} is not an ingested store: build it with `vectree demo --store {args.store}`")
-    tb = Toolbox(Store(args.store))
+    tb = Toolbox(Store(args.store), within_paper=args.within_paper)
     slugs = {r["doc_id"]: r["slug"] for r in tb.store.read_catalog()}
     rows = []
     for q in DEMO_QUESTIONS:

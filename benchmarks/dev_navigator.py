@@ -44,6 +44,23 @@ grid (``--within-paper sprout --grid``) has the same best point as plain passage
 mean page F1 .463; one page: P .546 at R .401; margin .2, three pages: P .444 at R .572): no page
 selection of its own gets it to plain passages' .491 / .531 on both, so "never worse" on pages
 needs SproutRAG's candidates ranked better, not selected differently.
+
+What ``vectree-sprout`` does since (session 15, chosen on these rows): it cites the pages plain
+passages give and reads the answer from the sentence SproutRAG's order puts first when that
+sentence lies on one of them (composed from the two ``--out`` files before it was built, and
+measured end to end after):
+
+| vectree-sprout's within-paper rule | answer F1 | page P | page R | pages cited |
+|---|---:|---:|---:|---:|
+| SproutRAG's pages and answer (before) | .154 | .485 | .533 | 1.74 |
+| plain pages + SproutRAG's answer's page | .154 | .489 | .556 | 1.79 |
+| plain passages' relevance decides which of the two answers (tried, not kept) | .134 | .491 | .531 | 1.71 |
+| **plain pages, SproutRAG's answer when its sentence lies on them (built)** | **.143** | **.491** | **.531** | **1.71** |
+| plain passages (`vectree`) | .126 | .491 | .531 | 1.71 |
+
+SproutRAG's answer is better than plain passages' on 16 of these questions and worse on 3; the built
+rule keeps 11 of the 16 gains and all 3 losses.  Each row's ``quoted_first`` (in ``--out``) is the
+page of the answer's sentence.
 """
 
 from __future__ import annotations
@@ -117,7 +134,8 @@ def main() -> None:
                              "f1": 0.0 if a.abstained else max_answer_f1(a.answer, refs_q),
                              "P": len(cited & gold) / len(cited) if cited else 0.0,
                              "R": len(cited & gold) / len(gold) if gold else 0.0,
-                             "cited": sorted(cited), "gold": sorted(gold), "seconds": a.seconds})
+                             "cited": sorted(cited), "gold": sorted(gold), "seconds": a.seconds,
+                             "quoted_first": a.citations[0]["page"] if a.citations else None})
         return rows
 
     def line(rows: list[dict], label: str = "") -> str:

@@ -371,6 +371,40 @@ def test_sprout_within_paper_with_the_reader_gives_passages_it_can_answer_from(t
     assert answer.citations or answer.abstained
 
 
+def test_vectree_sprout_cites_the_plain_passages_pages_and_reads_from_sprouts_order(trained_store):
+    """`vectree-sprout` never cites worse pages than `vectree`: with the reader active the navigator
+    searches a paper twice (SproutRAG's order, then plain passages via ``passages_only``), cites the
+    pages plain passages give, and reads the answer from SproutRAG's order only where its sentence
+    lies on one of those pages."""
+    from vectree.agent.navigator import OfflineNavigator
+    from vectree.agent.tools import Toolbox
+
+    store, _ = trained_store
+    sprout, plain = Toolbox(store, within_paper="sprout"), Toolbox(store, within_paper="passages")
+    doc_id = store.papers()[0]["doc_id"]
+    question = "why does the capacity of silicon anodes fade?"
+    assert sprout.search_within_paper(doc_id, question, k=5).data["method"] == "sprout"
+    forced = sprout.search_within_paper(doc_id, question, k=5, passages_only=True).data
+    assert forced["method"] == "passages"
+    assert forced == plain.search_within_paper(doc_id, question, k=5).data
+    assert sprout.call("search_within_paper", {"doc_id": doc_id, "query": question,
+                                               "passages_only": True}).data["method"] == "passages"
+    questions = [question, "what coating keeps the anode stable?", "how was the cell tested?",
+                 "which electrolyte additive was used?"]
+    for paper in [p["doc_id"] for p in store.papers()]:
+        for q in questions:
+            a, b = OfflineNavigator(sprout).answer(q, paper=paper), OfflineNavigator(plain).answer(q, paper=paper)
+            assert a.abstained == b.abstained, q
+            if a.abstained:
+                continue
+            assert set(a.pages) == set(b.pages), (paper, q)
+            calls = [(c["tool"], c["arguments"].get("passages_only", False)) for c in a.trace["steps"]
+                     if c["tool"] == "search_within_paper"]
+            assert calls == [("search_within_paper", False), ("search_within_paper", True)]
+            # the answer is quoted from a cited page
+            assert a.citations and (a.citations[0]["doc_id"], a.citations[0]["page"]) in set(b.pages)
+
+
 def test_list_switch_off_and_back_on(trained_store, monkeypatch):
     """Rollback: `vectree sprout list` names the live model and its dev figures; `use none` makes
     search_within_paper use passages, retrieval and the eval system say how to switch back;

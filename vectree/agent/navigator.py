@@ -5,7 +5,9 @@ With the trained reader (:mod:`vectree.retrieval.rerank`, shipped in the package
 * ``search_papers`` (hybrid candidates reranked by the reader, each with a calibrated relevance);
   the papers whose relevance passes the calibrated paper threshold (and margin to the best) are
   read, at most ``papers`` of them: one when one paper holds the evidence, several when it spreads;
-* per paper ``get_document_tree`` and ``search_within_paper`` (sentences reranked by the reader);
+* per paper ``get_document_tree`` and ``search_within_paper`` (sentences reranked by the reader;
+  with SproutRAG's vote on, a second ``search_within_paper`` with ``passages_only``: the pages are
+  cited from plain passages and SproutRAG's order picks the answer's sentence among them);
 * the evidence candidates of every paper are pooled; when even the best one is below the
   calibrated evidence threshold the navigator abstains: the answer says the corpus holds no good
   evidence and lists the best candidates as "possibly relevant", with no citation;
@@ -711,22 +713,32 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
 
     # ---- evidence candidates of every chosen paper
     candidates: list[dict[str, Any]] = []
+    # with SproutRAG's vote on (vectree-sprout), the sentences in its order, from which the answer
+    # is read when its sentence lies on a page the plain passages cite (see below)
+    sprout_order: list[dict[str, Any]] = []
+
+    def search_within(doc_id: str, **more) -> tuple[str | None, list[dict[str, Any]]]:
+        within = trace.record(tb, "search_within_paper", {"doc_id": doc_id, "query": question,
+                                                          "k": READ_CANDIDATES, **more})
+        if within is None:
+            return None, []
+        passages = tb.passages(doc_id)
+        readings = tb.readings.get((doc_id, question), {})  # this call's: the next one replaces them
+        front = front_matter(tb, doc_id)
+        # SproutRAG nodes without a passage index are not sentences: nothing to read
+        return within.data["method"], [
+            {"doc_id": doc_id, "page": passages.pages[h["passage"]], "text": passages.texts[h["passage"]],
+             "relevance": float(h["relevance"]), "reading": readings.get(h["passage"]),
+             "front": passages.nodes[h["passage"]] in front}
+            for h in within.data["results"] if "passage" in h]
+
     for doc_id in papers:
         trace.record(tb, "get_document_tree", {"doc_id": doc_id, "max_depth": 3})
-        within = trace.record(tb, "search_within_paper", {"doc_id": doc_id, "query": question,
-                                                             "k": READ_CANDIDATES})
-        if within is None:
-            continue
-        passages = tb.passages(doc_id)
-        readings = tb.readings.get((doc_id, question), {})
-        front = front_matter(tb, doc_id)
-        for h in within.data["results"]:
-            if "passage" not in h:  # SproutRAG nodes: not sentence passages, skip for reading
-                continue
-            i = h["passage"]
-            candidates.append({"doc_id": doc_id, "page": passages.pages[i], "text": passages.texts[i],
-                               "relevance": float(h["relevance"]), "reading": readings.get(i),
-                               "front": passages.nodes[i] in front})
+        method, found = search_within(doc_id)
+        if method == "sprout":
+            sprout_order += found
+            _, found = search_within(doc_id, passages_only=True)
+        candidates += found
     if named_second is not None and nav.calibrated:
         # the paper read for its named words answers the same abstention rule as the best paper:
         # its relevance and its best evidence's, averaged, reach the calibrated threshold (a
@@ -783,6 +795,7 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     # evidence from the full text, never the abstract).  So when a body passage passes the
     # selection threshold, the front matter is neither read nor cited
     # (per paper: a second paper's front matter is judged against its own body)
+    body: set[str] = set()
     if nav.calibrated:
         body = {c["doc_id"] for c in candidates if not c["front"] and c["relevance"] >= sel["threshold"]}
         candidates = [c for c in candidates if not (c["front"] and c["doc_id"] in body)]
@@ -879,6 +892,31 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
     text, holder, kind, form = read_answer(readable)
     r0 = readable[0]["reading"]
     readings = [c["reading"] for c in readable[:READ_TOP]]
+    if sprout_order and not yes_no:
+        # vectree-sprout: the pages cited are the plain passages' (on the QASPER dev papers they are
+        # more precise than those of SproutRAG's order: P .491 against .485), and SproutRAG's order
+        # chooses the sentence the answer is read from when that sentence lies on one of those pages
+        # (answer F1 .143 against .126 and .154 for SproutRAG's own, at plain passages' P and R:
+        # benchmarks/dev_navigator.py --within-paper sprout).  Those dev questions have extractive
+        # answers only, so a yes/no decision stays with the sentence plain passages put first
+        kept = {c["doc_id"] for c in candidates}
+        order = [c for c in sprout_order if c["doc_id"] in kept and not (c["front"] and c["doc_id"] in body)]
+        unread = [c for c in order[:READ_TOP] if c.get("reading") is None]
+        for c, r in zip(unread, reader.read(question, [c["text"] for c in unread]) if unread else []):
+            c["reading"] = r
+        pool = [c for c in order if c.get("reading") is not None and answers_from(c)]
+        if pool:
+            alt = read_answer(pool)
+            # the sentences plain passages would quote: their holder first (as below)
+            quoted = [holder] + [c for c in cited if c is not holder]
+            quoted = _keep_each_paper(quoted, max_cited) if nav.calibrated else quoted[:max_cited]
+            on_page = [c for c in quoted if (c["doc_id"], c["page"]) == (alt[1]["doc_id"], alt[1]["page"])]
+            if on_page:
+                text, holder, kind, form = alt
+                r0, readings = pool[0]["reading"], [c["reading"] for c in pool[:READ_TOP]]
+                # the answer's sentence takes the place of a sentence of its page, unless cited already
+                same = next((c for c in on_page if c["text"] == holder["text"]), on_page[-1])
+                cited = [holder if c is same else c for c in quoted]
     term = definition_term(question)
     if term and not yes_no:
         # "What is CiteSee?": the sentence where the paper defines it ("This paper introduces CiteSee,

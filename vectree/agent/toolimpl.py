@@ -280,7 +280,7 @@ class Toolbox:
         }
         return ToolResult("get_section", 1, data)
 
-    def search_within_paper(self, doc_id: str, query: str, k: int = 5) -> ToolResult:
+    def search_within_paper(self, doc_id: str, query: str, k: int = 5, passages_only: bool = False) -> ToolResult:
         self.paper(doc_id)
         sections = self.tree(doc_id)
         titles = {n["node_id"]: n["title"] for n in sections}
@@ -294,7 +294,10 @@ class Toolbox:
         # "auto": SproutRAG fusion only while no trained reranker is active; the reranked passages
         # carry the reader's readings that the offline navigator answers from (measured better on
         # qasper than either alone); "sprout" asks for the fusion explicitly
-        if self.within_paper == "sprout" or (self.within_paper == "auto" and self.reranker() is None):
+        # ``passages_only``: plain passages whatever the mode (vectree-sprout's navigator cites the
+        # pages they give and lets SproutRAG's order choose the answer among them)
+        if not passages_only and (self.within_paper == "sprout"
+                                  or (self.within_paper == "auto" and self.reranker() is None)):
             results = self._sprout_within(doc_id, query, k, titles, sections, searched)
         method = "sprout" if results is not None else "passages"
         if results is None:

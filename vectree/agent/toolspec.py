@@ -146,6 +146,9 @@ class SearchWithinPaperArgs(ToolArgs):
     doc_id: DocId
     query: Query
     k: K = 5
+    passages_only: bool = Field(
+        False, description="rank the paper's sentences by BM25, cosine and the reader only, even where "
+                           "SproutRAG nodes are switched on")
 
 
 class GetPageContentArgs(ToolArgs):
@@ -393,7 +396,8 @@ TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in (
         "Layer 1. The passages of one paper that best match a query, with their section, page "
         "and a short snippet (not full text).",
         SearchWithinPaperArgs, SearchWithinPaperResult,
-        Route("GET", "/papers/{doc_id}/search", {"doc_id": "doc_id", "q": "query", "k": "k"}),
+        Route("GET", "/papers/{doc_id}/search", {"doc_id": "doc_id", "q": "query", "k": "k",
+                                                 "passages_only": "passages_only"}),
     ),
     ToolSpec(
         "get_page_content", 2,
