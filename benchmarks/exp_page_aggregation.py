@@ -30,9 +30,9 @@ micro P / R over all questions, 3 min):
 | sum | .5 / 1.0 / 3 | .355 | .519 | .426 | 2.48 | .355 | .313 |
 | mean-top2 | .25 / .3 / 4 | .358 | .502 | .432 | 2.38 | .358 | .313 |
 
-Pooling a page's candidates cites worse pages than its best candidate at every recall level: the
-reader's relevance of a page's second and third sentence carries no evidence its best one lacks (a
-page full of on-topic sentences is more often a related-work or method page than the evidence).
+Pooling a page's candidates cites worse pages than its best candidate at every recall level shown:
+on these papers a page's second and third candidates add no evidence its best one lacks (why was
+not examined).
 Not built; the ``train`` check was not needed.
 """
 
