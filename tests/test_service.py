@@ -82,6 +82,9 @@ def test_every_endpoint(client, paper):
     assert section["node_id"] == node and section["pages"]
     within = client.get(f"/papers/{doc}/search", params={"q": q["question"]}).json()
     assert within["results"]
+    plain = client.get(f"/papers/{doc}/search", params={"q": q["question"], "passages_only": "true"}).json()
+    assert plain["method"] == "passages" and plain["results"]
+    assert client.get(f"/papers/{doc}/search", params={"q": q["question"], "passages_only": "maybe"}).status_code == 422
     text = client.get(f"/papers/{doc}/pages/{page}").json()
     assert text["pages"][0]["page"] == page and text["pages"][0]["text"]
     image = client.get(f"/papers/{doc}/pages/{page}/image.png", params={"dpi": 40})
