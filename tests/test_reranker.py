@@ -186,6 +186,41 @@ def test_shipped_model_is_small_documented_and_ranks_evidence_first():
     assert abs(sum(r.type_probs.values()) - 1) < 1e-4
 
 
+def test_reading_memo_reads_each_sentence_once_and_forgets_the_oldest():
+    """A paper searched twice for one question (vectree-sprout's navigator) reads each sentence once;
+    the readings are the reader's own, in the order asked, and only the last ``size`` are kept."""
+    from vectree.retrieval.rerank.apply import ReadingMemo
+
+    reader = Reader.load()
+    read: list[str] = []
+
+    class Counting:  # the real reader, counting what it is asked to read
+        config = reader.config
+
+        def read(self, question, texts, **kw):
+            read.extend(texts)
+            return reader.read(question, texts, **kw)
+
+    memo = ReadingMemo(Counting(), size=3)
+    q = "What capacity retention did the cells show after 500 cycles?"
+    texts = ["After 500 cycles the cells retained 91% of their initial capacity.",
+             "The authors thank the funding agency for its support.",
+             "Figure 3. Photograph of the test bench."]
+    first = memo.read(q, texts[:2])
+    again = memo.read(q, [texts[1], texts[0], texts[2]])
+    assert read == texts  # the first two once, the third when first asked
+    assert again[0] is first[1] and again[1] is first[0]
+    direct = reader.read(q, texts)
+    assert [r.span for r in again] == [direct[1].span, direct[0].span, direct[2].span]
+    # kept, least recently used first: texts[1], texts[0], texts[2]; a new reading evicts texts[1]
+    memo.read("another question about capacity?", texts[:1])
+    assert len(read) == 4
+    memo.read(q, texts[:1])  # still remembered
+    assert len(read) == 4
+    memo.read(q, texts[1:2])  # forgotten: read again
+    assert read[-1] == texts[1] and len(read) == 5
+
+
 @needs_shipped
 def test_toolbox_search_within_paper_is_reranked(demo_store):
     from vectree.agent.tools import Toolbox

@@ -100,6 +100,7 @@ class Toolbox:
         self._cache: dict[tuple, _Cached] = {}
         self._lock = threading.Lock()
         self._search_index = None
+        self._reading_memo = None  # the reader with its recent readings remembered (_remembering)
 
     # ---- shared lookups -------------------------------------------------------------------
     def _cached(self, key: tuple, path, load: Callable[[], Any]) -> Any:
@@ -199,6 +200,17 @@ class Toolbox:
             self._reranker = get_reader() or "off"
             return self.reranker()
         return self._reranker
+
+    def _remembering(self, reader):
+        """``reader`` with its last 4,096 readings remembered (a reading depends only on the
+        question and the sentence): vectree-sprout's navigator searches a paper twice for one
+        question, and the sentences both searches rerank are read once."""
+        from vectree.retrieval.rerank.apply import ReadingMemo
+
+        with self._lock:
+            if self._reading_memo is None or self._reading_memo.reader is not reader:
+                self._reading_memo = ReadingMemo(reader, size=4096)
+            return self._reading_memo
 
     def _query_map(self, reader):
         """The reader's query adapter when it has one and it is switched on, else None."""
@@ -325,7 +337,7 @@ class Toolbox:
                 from vectree.retrieval.passages import sprout_vote
 
                 extra, _ = sprout_vote(passages, qv, sprout_nodes)  # weighed as their model calibrated
-            hits = rerank_passages(reader, passages, query, qv, k, extra=extra)
+            hits = rerank_passages(self._remembering(reader), passages, query, qv, k, extra=extra)
             with self._lock:  # the reader heads' output, for the offline navigator (not sent to a model)
                 self.readings[(doc_id, asked)] = {h["i"]: h["reading"] for h in hits}
                 while len(self.readings) > 64:

@@ -11,6 +11,7 @@ and ``PASSAGE_DEPTH`` sentences.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from typing import Any, Sequence
 
 import numpy as np
@@ -141,22 +142,31 @@ def rerank_passages(reader, passages, query: str, query_vector, k: int, *, depth
             for j in order]
 
 
-class _ReadingMemo:
-    """A reader whose readings are remembered per (question, text): a calibration that reranks the
-    same sentences at every setting of a grid reads each once (a reading depends on neither)."""
+class ReadingMemo:
+    """A reader whose readings are remembered per (question, text), the most recent ``size`` of
+    them (thread-safe): a calibration that reranks the same sentences at every setting of a grid,
+    or an agent that searches a paper twice for one question, reads each sentence once (a reading
+    depends on nothing else).  Offers what :func:`rerank_passages` uses: ``read`` and ``config``."""
 
-    def __init__(self, reader):
-        self.reader, self.config = reader, reader.config
-        self._memo: dict[tuple[str, str], Any] = {}
+    def __init__(self, reader, size: int = 50_000):
+        self.reader, self.config, self.size = reader, reader.config, size
+        self._memo: OrderedDict[tuple, Any] = OrderedDict()
+        self._lock = threading.Lock()
 
     def read(self, question: str, texts: Sequence[str], **kw):
-        if len(self._memo) > 50_000:  # questions come one at a time: keep the current one's
-            self._memo = {key: v for key, v in self._memo.items() if key[0] == question}
-        todo = [t for t in dict.fromkeys(texts) if (question, t) not in self._memo]
-        if todo:
-            for t, r in zip(todo, self.reader.read(question, todo, **kw)):
-                self._memo[(question, t)] = r
-        return [self._memo[(question, t)] for t in texts]
+        how = tuple(sorted(kw.items()))
+        with self._lock:
+            known = {t: self._memo[(question, t, how)] for t in texts if (question, t, how) in self._memo}
+        todo = [t for t in dict.fromkeys(texts) if t not in known]
+        if todo:  # read outside the lock: the reader has its own
+            known.update(zip(todo, self.reader.read(question, todo, **kw)))
+        with self._lock:
+            for t in dict.fromkeys(texts):
+                self._memo[(question, t, how)] = known[t]
+                self._memo.move_to_end((question, t, how))
+            while len(self._memo) > self.size:
+                self._memo.popitem(last=False)
+        return [known[t] for t in texts]
 
 
 def passage_reranker(reader):
@@ -164,7 +174,7 @@ def passage_reranker(reader):
     within-paper search of a reader-active agent (:func:`rerank_passages`), with readings
     remembered, for calibrations that rerank the same passages many times
     (:func:`vectree.retrieval.passages.calibrate_sprout_weight`).  ``.model_id`` names the reader."""
-    memo = _ReadingMemo(reader)
+    memo = ReadingMemo(reader)
 
     def rerank(passages, question: str, query_vector, k: int, *, depth: int = PASSAGE_DEPTH, extra=()) -> list[int]:
         return [h["i"] for h in rerank_passages(memo, passages, question, query_vector, k, depth=depth, extra=extra)]
