@@ -56,6 +56,15 @@ Again on 2026-12-06 (night), with the in-paper floor and the off-corpus floor on
 |---|---:|---:|---:|---:|---:|
 | default (shipped) | 60 | 8,448 | 399 | 691 | 0.78 |
 | off | 60 | 204 | 133 | 323 | 1.00 |
+
+7 December (session 15): the reader reads its pairs in batches of 8 of similar token length
+(``rerank.model.Reader._forward``; it was one padded batch of up to 32), same outputs (logits equal
+to 1e-6, the same spans).  On a store of the shared PDFs (``--store`` of an earlier session's
+ingest), 60 questions, the old code and the new one run back to back on the same idle machine:
+``search_within_paper`` median 244 -> 168 ms, ``search_papers`` 207 -> 181 ms (its paper entries
+are long, so they pad little either way), the question p50 457 -> 384 ms.  Three runs of this
+script that day (new, old, new): p50 378 / 421 / 442 ms with the reranker against 147 / 143 / 191 ms
+without it, the machine's drift showing in the second.
 """
 
 from __future__ import annotations
@@ -105,6 +114,7 @@ def main() -> None:
         print(f"built {store} in {time.perf_counter() - t0:.0f} s ({len(report.plan.add)} papers)")
     qs = questions(args.n)
     rows = []
+    per_tool: dict[str, list[float]] = {}
     for reranker in ("default", "off"):
         t0 = time.perf_counter()
         tb = Toolbox(store, reranker="auto" if reranker == "default" else "off")
@@ -116,6 +126,12 @@ def main() -> None:
             a = nav.answer(q)
             times.append(a.seconds * 1000)
             answered += not a.abstained
+            if reranker == "default":  # where a question's time goes: each tool's ms (its calls summed)
+                spent: dict[str, float] = {}
+                for step in a.trace["steps"]:
+                    spent[step["tool"]] = spent.get(step["tool"], 0.0) + step["ms"]
+                for tool, ms in spent.items():
+                    per_tool.setdefault(tool, []).append(ms)
         rows.append((reranker, len(qs), cold, statistics.median(times), percentile(times, 95), answered / len(qs)))
         del tb, nav, first
     print(f"{len(qs)} questions, store {store}")
@@ -123,6 +139,11 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]:,.0f} | {r[3]:,.0f} | {r[4]:,.0f} | {r[5]:.2f} |")
+    print("\nwith the reranker, per tool (the questions that called it):")
+    print("| tool | questions | median ms | p95 ms |")
+    print("|---|---:|---:|---:|")
+    for tool, ms in per_tool.items():
+        print(f"| {tool} | {len(ms)} | {statistics.median(ms):,.0f} | {percentile(ms, 95):,.0f} |")
 
 
 if __name__ == "__main__":

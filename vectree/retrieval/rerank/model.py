@@ -39,6 +39,8 @@ ADAPTER_FILE = "adapter.safetensors"
 CONFIG_FILE = "config.json"
 SHIPPED_DIR = Path(__file__).resolve().parents[2].joinpath("models", "reader")  # package data, not the store
 MAX_SPAN_TOKENS = 24
+# pairs per forward pass, batched by token length (Reader._forward): small batches of similar length pad least
+BATCH = 8
 
 
 class RerankerError(RuntimeError):
@@ -127,9 +129,12 @@ def _build_modules():
             h = out.last_hidden_state
             cls = h[:, 0]
             span = self.span(h)
-            # only passage tokens (segment 1, not padding, not the final [SEP]) may hold the answer
+            # only passage tokens (segment 1, not padding, not the final [SEP]) may hold the answer;
+            # the final [SEP] is each row's last attended token (masking the batch's last column
+            # missed it in every row shorter than the longest, so a span could end on it there)
             allowed = (token_type_ids == 1) & (attention_mask == 1)
-            allowed[:, -1] = False
+            last = attention_mask.sum(dim=1) - 1
+            allowed[torch.arange(allowed.shape[0], device=allowed.device), last] = False
             neg = torch.finfo(span.dtype).min / 2
             start = span[..., 0].masked_fill(~allowed, neg)
             end = span[..., 1].masked_fill(~allowed, neg)
@@ -266,46 +271,56 @@ class Reader:
                 torch.set_num_threads(previous)
 
     def _forward(self, question: str | Sequence[str], texts: Sequence[str], batch: int, max_len: int | None):
+        """The net's outputs for every (question, text) pair, yielded per batch as ``(positions,
+        enc, offsets, outputs)``, ``positions`` the pairs' indices in ``texts``.  The pairs are
+        batched by token length: a batch pads to its longest pair, and the sentences of a paper
+        run from a dozen tokens to the reading length (24 of them read 1.4-1.9x faster in length-
+        sorted batches of 8 than in one batch, with logits equal to 1e-6)."""
         questions = [question] * len(texts) if isinstance(question, str) else list(question)
-        for lo in range(0, len(texts), batch):
-            enc = self.encode(questions[lo:lo + batch], texts[lo:lo + batch], max_len)
+        limit = max_len or self.config.max_len
+        lengths = [len(ids) for ids in self.tokenizer(questions, list(texts), truncation="longest_first",
+                                                       max_length=limit)["input_ids"]]
+        order = sorted(range(len(texts)), key=lambda i: lengths[i])
+        device = next(self.net.parameters()).device
+        for lo in range(0, len(order), batch):
+            positions = order[lo:lo + batch]
+            enc = self.encode([questions[i] for i in positions], [texts[i] for i in positions], max_len)
             offsets = enc.pop("offset_mapping")
-            device = next(self.net.parameters()).device
             enc = {k: v.to(device) for k, v in enc.items()}
-            yield lo, enc, offsets, [t.float().cpu() for t in
-                                     self.net(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])]
+            yield positions, enc, offsets, [t.float().cpu() for t in
+                                            self.net(enc["input_ids"], enc["attention_mask"], enc["token_type_ids"])]
 
-    def score(self, question: str | Sequence[str], texts: Sequence[str], *, batch: int = 32,
+    def score(self, question: str | Sequence[str], texts: Sequence[str], *, batch: int = BATCH,
               max_len: int | None = None) -> np.ndarray:
         """Relevance logits of ``texts`` for ``question`` (one question, or one per text)."""
         if not len(texts):
             return np.zeros(0, np.float32)
         out = np.zeros(len(texts), np.float32)
         with self._inference():
-            for lo, _, _, (rel, _, _, _) in self._forward(question, texts, batch, max_len):
-                out[lo:lo + len(rel)] = rel.numpy()
+            for positions, _, _, (rel, _, _, _) in self._forward(question, texts, batch, max_len):
+                out[positions] = rel.numpy()
         return out
 
-    def read(self, question: str | Sequence[str], texts: Sequence[str], *, batch: int = 32,
+    def read(self, question: str | Sequence[str], texts: Sequence[str], *, batch: int = BATCH,
              max_len: int | None = None) -> list[Reading]:
         """Every head for every text: relevance logit, answer-type probabilities, best span."""
         torch = _torch()
-        readings: list[Reading] = []
+        readings: list[Reading | None] = [None] * len(texts)
         with self._inference():
-            for lo, enc, offsets, (rel, typ, start, end) in self._forward(question, texts, batch, max_len):
+            for positions, enc, offsets, (rel, typ, start, end) in self._forward(question, texts, batch, max_len):
                 probs = torch.softmax(typ, -1).numpy()
-                for j in range(len(rel)):
+                for j, at in enumerate(positions):
                     s, e, sc = best_span(start[j].numpy(), end[j].numpy())
-                    text = texts[lo + j]
+                    text = texts[at]
                     chars = None
                     span = ""
                     if s is not None:
                         a, b = int(offsets[j][s][0]), int(offsets[j][e][1])
                         if b > a:
                             chars, span = (a, b), text[a:b].strip()
-                    readings.append(Reading(float(rel[j]), {t: float(p) for t, p in zip(TYPES, probs[j])},
-                                            span, float(sc), chars))
-        return readings
+                    readings[at] = Reading(float(rel[j]), {t: float(p) for t, p in zip(TYPES, probs[j])},
+                                           span, float(sc), chars)
+        return readings  # type: ignore[return-value]
 
 
 def best_span(start: np.ndarray, end: np.ndarray, max_tokens: int = MAX_SPAN_TOKENS):
