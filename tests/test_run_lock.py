@@ -14,6 +14,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 import dagster as dg
@@ -79,6 +80,43 @@ def _state(store: Store) -> dict:
 
 
 # ---- the lock itself ------------------------------------------------------------------------------
+def test_a_lock_left_to_a_child_of_an_exited_refresh_says_so(tmp_path):
+    """A refresh stopped mid-run can exit while a process it started still holds the store (the
+    kernel drops the lock only when every holder is gone): the second writer is told that the
+    named process has exited and the lock goes when the other one does."""
+    store = Store(tmp_path / "s")
+    script = """
+import os, sys
+from vectree.retrieval.store import Store
+lock = Store(sys.argv[1]).writer_lock(holder="run:stopped")
+lock.__enter__()
+if os.fork() == 0:  # the child inherits the locked file: it holds the lock now
+    print("held", flush=True)
+    sys.stdin.read()
+    os._exit(0)
+os._exit(0)  # the process that took the lock exits at once
+"""
+    proc = subprocess.Popen([sys.executable, "-c", script, str(store.root)], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, text=True, env=dict(os.environ, PYTHONPATH=str(REPO)))
+    try:
+        assert proc.wait(timeout=60) == 0
+        assert proc.stdout.readline().strip() == "held"
+        with pytest.raises(StoreBusyError, match=rf"^another refresh is running, pid {proc.pid}: that process has "
+                                                 "exited and one it started still holds the store"):
+            with store.writer_lock():
+                pass
+    finally:
+        proc.stdin.close()  # the child reads to the end and exits
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            with store.writer_lock():
+                break
+        except StoreBusyError:
+            assert time.monotonic() < deadline, "the child's exit did not free the store"
+            time.sleep(0.2)
+
+
 def test_the_lock_names_its_holder_and_the_steps_of_one_run_take_turns(tmp_path):
     store = Store(tmp_path / "s")
     assert store.writer_holder() is None

@@ -138,6 +138,22 @@ class StoreLayoutError(StoreError):
     """The store was written by a vectree with another layout version."""
 
 
+def _busy_message(pid: str | None) -> str:
+    """Why the writer lock is taken.  The pid is the process that took it; when that process has
+    exited, the lock is still held by one it started (a run or step process of a stopped refresh
+    still shutting down), which lets it go when it exits."""
+    if pid is None:
+        return "another refresh is running, pid unknown"
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return (f"another refresh is running, pid {pid}: that process has exited and one it started "
+                "still holds the store; it lets go when it exits (try again in a moment)")
+    except (ValueError, PermissionError):
+        pass
+    return f"another refresh is running, pid {pid}"
+
+
 class StoreBusyError(StoreError):
     """Another process holds the store's writer lock (a refresh is running)."""
 
@@ -669,7 +685,7 @@ class Store:
                         if now - unknown_since < _LOCK_UNKNOWN_S:
                             time.sleep(_LOCK_POLL_S / 10)
                             continue
-                raise StoreBusyError(f"another refresh is running, pid {parts[0] if parts else 'unknown'}") from None
+                raise StoreBusyError(_busy_message(parts[0] if parts else None)) from None
             fh.seek(0)
             fh.truncate()
             fh.write(f"{os.getpid()} {holder}" if holder else str(os.getpid()))
