@@ -73,19 +73,6 @@ def _wait_for(predicate, timeout: float, what: str, interval: float = 0.5):
     raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
 
 
-def _store_free(store: Path) -> bool:
-    """Whether no process holds the store's writer lock (a probe that takes and drops it)."""
-    import fcntl
-
-    with open(Store(store).lock_path, "a+") as fh:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            return False
-        fcntl.flock(fh, fcntl.LOCK_UN)
-        return True
-
-
 def _ingest(paths, store: Path, env: dict, timeout: float, log: Path) -> subprocess.Popen:
     return _start([*VECTREE, "ingest", *map(str, paths), "--store", str(store)], log, env)
 
@@ -273,7 +260,7 @@ def test_killing_a_celery_worker_leaves_the_previous_snapshot_and_the_rerun_comp
 
     # the stopped refresh's processes let go of the store when they exit (on a loaded machine a
     # run process can outlive the command by seconds; the kernel drops its lock with it)
-    _wait_for(lambda: _store_free(store), 60, "the stopped refresh's processes to let go of the store")
+    _wait_for(lambda: Store(store).writer_lock_free(), 60, "the stopped refresh's processes to let go of the store")
     # a fresh worker replaces the dead one and the re-run completes
     workers.start("w3")
     log = tmp_path / "rerun.log"

@@ -120,8 +120,10 @@ os._exit(0)  # the process that took the lock exits at once
 def test_the_lock_names_its_holder_and_the_steps_of_one_run_take_turns(tmp_path):
     store = Store(tmp_path / "s")
     assert store.writer_holder() is None
+    assert store.writer_lock_free() and not store.lock_path.exists()  # the probe creates nothing
     with Holder(store.root, "run:a") as pid:
         assert store.writer_holder() == "run:a"
+        assert not store.writer_lock_free()
         # anyone else: at once, one line naming the holding process
         with pytest.raises(StoreBusyError, match=rf"^another refresh is running, pid {pid}$"):
             with store.writer_lock(holder="run:b", turns_with="run:b"):
@@ -139,8 +141,10 @@ def test_the_lock_names_its_holder_and_the_steps_of_one_run_take_turns(tmp_path)
     waiter.join(timeout=30)
     assert got.is_set()
     assert store.writer_holder() is None  # released, and the text does not outlive it
+    assert store.writer_lock_free()
     with store.writer_lock():
         assert store.writer_holder() is None  # taken without a holder name
+        assert not store.writer_lock_free()  # ... but taken
 
 
 # ---- runs that are not part of the holder's refresh fail fast -----------------------------------------

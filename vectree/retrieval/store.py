@@ -721,6 +721,23 @@ class Store:
             fcntl.flock(fh, fcntl.LOCK_UN)  # free: the text is a leftover
             return None
 
+    def writer_lock_free(self) -> bool:
+        """Whether no process holds the writer lock now (a probe that takes and drops it at once;
+        unlike :meth:`writer_holder`, a lock taken without a holder counts as held)."""
+        try:
+            fh = open(self.lock_path)  # flock ignores the open mode; a probe creates nothing
+        except FileNotFoundError:
+            return True  # never locked
+        with fh:
+            try:
+                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+                    raise
+                return False
+            fcntl.flock(fh, fcntl.LOCK_UN)
+            return True
+
     # ---- published snapshots ---------------------------------------------------------------
     def current_snapshot_id(self) -> str | None:
         """Id of the live published snapshot, or ``None`` when nothing was published yet."""
