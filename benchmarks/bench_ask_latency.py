@@ -65,6 +65,25 @@ ingest), 60 questions, the old code and the new one run back to back on the same
 are long, so they pad little either way), the question p50 457 -> 384 ms.  Three runs of this
 script that day (new, old, new): p50 378 / 421 / 442 ms with the reranker against 147 / 143 / 191 ms
 without it, the machine's drift showing in the second.
+
+7 December (session 16), a fresh store of the same 39 papers (built in 635 s; ingest builds the
+package's SproutRAG trees), with the third setting: SproutRAG's vote inside papers
+(`vectree-sprout`, ``within_paper=sprout``: the navigator searches each paper twice, cites the plain
+passages' pages and lets SproutRAG's order pick the answer sentence), and recent query vectors
+remembered (``Embedder.encode_query``: Layer 0, the node search and each within-paper search encode
+the same question):
+
+| reranker + reader, within-paper mode | n | p50 ms | p95 ms | answered |
+|---|---:|---:|---:|---:|
+| default, within_paper=auto (plain passages; shipped) | 60 | 376 | 502 | 0.80 |
+| default, within_paper=sprout | 60 | 543 | 838 | 0.80 |
+| off | 60 | 78 | 182 | 1.00 |
+
+Before the query memory, the same store: 378 / 579 / 119 ms.  The second search reads the
+sentences the first did not (about 60 ms a paper: the reader is compute-bound, 12 sentences of up
+to 96 word pieces take 139 ms on 2 cores) and the node search adds 20 ms, so SproutRAG's vote
+would put `vectree ask` above issue 16's 500 ms p50 for +.006 qasper answer F1 (dev +.017): it
+stays the `vectree-sprout` system, not the default.
 """
 
 from __future__ import annotations
@@ -115,9 +134,11 @@ def main() -> None:
     qs = questions(args.n)
     rows = []
     per_tool: dict[str, list[float]] = {}
-    for reranker in ("default", "off"):
+    # the shipped default (with the reader, "auto" is plain passages), the same with SproutRAG's
+    # vote (`vectree-sprout`: two searches a paper, see agent/navigator.py), and without the reranker
+    for reranker, within in (("default", "auto"), ("default", "sprout"), ("off", "auto")):
         t0 = time.perf_counter()
-        tb = Toolbox(store, reranker="auto" if reranker == "default" else "off")
+        tb = Toolbox(store, reranker="auto" if reranker == "default" else "off", within_paper=within)
         nav = OfflineNavigator(tb)
         first = nav.answer(qs[0])
         cold = (time.perf_counter() - t0) * 1000
@@ -126,16 +147,18 @@ def main() -> None:
             a = nav.answer(q)
             times.append(a.seconds * 1000)
             answered += not a.abstained
-            if reranker == "default":  # where a question's time goes: each tool's ms (its calls summed)
+            if (reranker, within) == ("default", "auto"):  # where a question's time goes: each tool's ms (its calls summed)
                 spent: dict[str, float] = {}
                 for step in a.trace["steps"]:
                     spent[step["tool"]] = spent.get(step["tool"], 0.0) + step["ms"]
                 for tool, ms in spent.items():
                     per_tool.setdefault(tool, []).append(ms)
-        rows.append((reranker, len(qs), cold, statistics.median(times), percentile(times, 95), answered / len(qs)))
+        rows.append((f"{reranker}, within_paper={within}", len(qs), cold, statistics.median(times), percentile(times, 95), answered / len(qs)))
         del tb, nav, first
     print(f"{len(qs)} questions, store {store}")
-    print("| reranker + reader | n | first question, cold (ms) | p50 ms | p95 ms | answered |")
+    sprout = (store / "sprout" / "trees").exists()
+    print(f"SproutRAG trees in the store: {'yes' if sprout else 'no (within_paper=sprout fails)'}")
+    print("| reranker + reader, within-paper mode | n | first question, cold (ms) | p50 ms | p95 ms | answered |")
     print("|---|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r[0]} | {r[1]} | {r[2]:,.0f} | {r[3]:,.0f} | {r[4]:,.0f} | {r[5]:.2f} |")

@@ -60,3 +60,30 @@ def test_sprout_training_embeddings_use_the_one_cache(tmp_path):
     cached = CachedEmbedder(inner, tmp_path)
     np.testing.assert_array_equal(cached.encode_documents(docs), vecs)
     assert (cached.hits, cached.misses) == (2, 0)
+
+
+def test_recent_query_vectors_are_remembered_not_shared(monkeypatch):
+    """`encode_query` answers a repeated question from memory (one question is encoded by Layer 0
+    and by each within-paper search) with the vector a fresh encoding gives; the caller's copy is
+    its own, and the memory keeps only the most recent queries."""
+    import numpy as np
+
+    from vectree.retrieval import embed
+    from vectree.retrieval.embed import get_embedder
+
+    emb = get_embedder()
+    question = "what limits the cycle life of silicon anodes?"
+    fresh = emb.encode_queries([question])[0]
+    first = emb.encode_query(question)
+    calls = []
+    real = emb.encode_queries
+    monkeypatch.setattr(emb, "encode_queries", lambda texts: calls.append(list(texts)) or real(texts))
+    first[:] = 0.0  # the caller's array: changing it must not change what is remembered
+    again = emb.encode_query(question)
+    assert calls == [] and np.allclose(again, fresh, atol=1e-6)
+    monkeypatch.setattr(embed, "RECENT_QUERIES", 3)
+    for n in range(4):
+        emb.encode_query(f"question number {n}")
+    assert len(emb._recent) == 3 and question not in emb._recent
+    calls.clear()
+    assert np.allclose(emb.encode_query(question), fresh, atol=1e-6) and calls == [[question]]

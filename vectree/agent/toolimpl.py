@@ -79,8 +79,10 @@ class _Cached:
 class Toolbox:
     """The tools over one store.  Thread-safe; keep one per process (it caches open indexes).
 
-    ``within_paper`` chooses how ``search_within_paper`` ranks: ``"auto"`` uses SproutRAG nodes
-    when a trained model and the paper's SproutRAG tree exist, else the paper's passages.
+    ``within_paper`` chooses how ``search_within_paper`` ranks: ``"auto"`` lets SproutRAG's nodes
+    vote when no trained reader is active and the store has a live model and the paper's tree,
+    else the paper's passages alone; ``"sprout"`` asks for the vote whatever the reader
+    (`vectree-sprout`); ``"passages"`` never uses SproutRAG.
     """
 
     def __init__(self, store: Store | str | os.PathLike, *, within_paper: str = "auto", reranker: Any = "auto",

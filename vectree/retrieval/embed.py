@@ -10,6 +10,7 @@ E5-style prefixes) are supported through ``query_prefix`` / ``document_prefix``.
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -18,6 +19,7 @@ import numpy as np
 from .config import load_settings, set_offline_model_env
 
 DEFAULT_MODEL_NAME = "all-MiniLM-L6-v2"
+RECENT_QUERIES = 256  # query vectors an Embedder remembers (Embedder.encode_query)
 
 
 class EmbedderMismatchError(RuntimeError):
@@ -68,6 +70,9 @@ class Embedder:
         self.document_prefix = document_prefix
         self.batch_size = batch_size
         self._lock = threading.Lock()  # torch modules are not safe to call from several threads at once
+        # the last queries' vectors: one question is encoded by Layer 0, by SproutRAG's node search
+        # and by each within-paper search of each paper it reads (10 ms each on 2 cores)
+        self._recent: OrderedDict[str, np.ndarray] = OrderedDict()
 
     @property
     def info(self) -> EmbedderInfo:
@@ -92,7 +97,18 @@ class Embedder:
         return self._encode(list(texts), self.query_prefix)
 
     def encode_query(self, text: str) -> np.ndarray:
-        return self.encode_queries([text])[0]
+        """One query's vector; the last :data:`RECENT_QUERIES` are remembered (a copy is returned)."""
+        with self._lock:
+            hit = self._recent.get(text)
+            if hit is not None:
+                self._recent.move_to_end(text)
+                return hit.copy()
+        vec = self.encode_queries([text])[0]
+        with self._lock:
+            self._recent[text] = vec.copy()
+            while len(self._recent) > RECENT_QUERIES:
+                self._recent.popitem(last=False)
+        return vec
 
 
 def peek_info(model: str | None = None) -> EmbedderInfo | None:
