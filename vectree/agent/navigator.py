@@ -629,97 +629,147 @@ def confidence_features(r0, readings: list, kind: str, holder: dict[str, Any], b
     return out
 
 
-def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
-    from vectree.retrieval.rerank.calibrate import answer_confidence, answer_of, relevance_prob, select
+class _Finished(Exception):
+    """A reading episode that ends early (an abstention, no paper, nothing to read) with its answer."""
 
-    started = time.perf_counter()
-    tb, trace = nav.toolbox, Trace()
-    question = question.strip()
-    if not question:
-        raise ValueError("empty question")
-    cal = reader.config.calibration or {}
-    # the cited evidence: calibrated on the pages of dev papers when the reader has that block
-    # (retrieval.rerank.pages), else the sentence-level selection with at most MAX_CITED
-    sel = cal.get("page_selection") or cal.get("selection") or {"threshold": 0.5, "margin": 0.3}
-    max_cited = int(sel.get("max_cited", MAX_CITED))
-    paper_sel = cal.get("papers") or sel
-    abstain_below = float((cal.get("evidence") or {}).get("abstain_below", 0.0))
+    def __init__(self, answer: Answer):
+        super().__init__(answer.answer)
+        self.answer = answer
 
-    def abstain(best: float, possibly: list[dict[str, Any]], why: str):
+
+def answer_with_reader(nav, reader, question: str, *, paper: str | None = None) -> Answer:
+    """The reader-driven policy of the module docstring: one :class:`ReadingEpisode`."""
+    return ReadingEpisode(nav, reader, question).run(paper)
+
+
+class ReadingEpisode:
+    """One question answered with the trained reader, phase by phase (:meth:`run`): which papers,
+    their evidence candidates, whether the evidence is good enough, which of it is cited, the
+    answer read from it, and the submitted answer with its confidence.  Every calibrated number
+    comes from the reader's ``config.calibration``; ``nav.calibrated=False`` is the ablation that
+    cites by the old rule, reads one paper and never abstains."""
+
+    def __init__(self, nav, reader, question: str):
+        self.started = time.perf_counter()
+        self.nav, self.reader, self.tb, self.trace = nav, reader, nav.toolbox, Trace()
+        self.question = question.strip()
+        if not self.question:
+            raise ValueError("empty question")
+        cal = self.cal = reader.config.calibration or {}
+        # the cited evidence: calibrated on the pages of dev papers when the reader has that block
+        # (retrieval.rerank.pages), else the sentence-level selection with at most MAX_CITED
+        self.sel = cal.get("page_selection") or cal.get("selection") or {"threshold": 0.5, "margin": 0.3}
+        self.max_cited = int(self.sel.get("max_cited", MAX_CITED))
+        self.paper_sel = cal.get("papers") or self.sel
+        self.abstain_below = float((cal.get("evidence") or {}).get("abstain_below", 0.0))
+        q = self.question
+        self.asks_caption = bool(ASKS_FOR_TITLE.search(q)) or bool(re.search(r"\b(figure|table|fig)\b", q, re.I))
+        self.yes_no = bool(YES_NO_START.match(q)) and not re.search(r"\bor\b", q)
+        self.asks_quantity = bool(NUMERIC_QUESTION.search(q))
+        self.asks_name = asks_for_name(q)
+        self.titles: dict[str, str] = {}
+        self.results: list[dict[str, Any]] = []  # Layer 0's papers (asked of the whole corpus)
+        self.best_paper = 1.0
+        self.named_second: str | None = None  # the paper read because it holds what the question names
+        self.candidates: list[dict[str, Any]] = []
+        # with SproutRAG's vote on (vectree-sprout), the sentences in its order, from which the answer
+        # is read when its sentence lies on a page the plain passages cite (see sprout_answer)
+        self.sprout_order: list[dict[str, Any]] = []
+        self.best = 0.0  # the best candidate's calibrated relevance
+        self.coverage = 1.0  # the share of the question's words the best passage holds (a confidence feature)
+        self.body: set[str] = set()  # papers whose body has a passage past the selection threshold
+        self._section_titles: dict[str, list[str]] = {}
+
+    # ---- the episode ---------------------------------------------------------------------------
+    def run(self, paper: str | None) -> Answer:
+        try:
+            papers = self.choose_papers(paper)
+            self.gather_candidates(papers)
+            self.judge_evidence(paper)
+            cited = self.choose_cited()
+            return self.answer(cited)
+        except _Finished as done:
+            return done.answer
+
+    def abstain(self, best: float, possibly: list[dict[str, Any]], why: str) -> _Finished:
+        """The answer that says the corpus holds no good evidence, listing ``possibly`` relevant."""
         where = dict.fromkeys(f"{p['doc_id']}" + (f" p.{p['page']}" if p.get("page") else "") for p in possibly)
         text = (f"The corpus holds no good evidence for this question ({why}). Possibly relevant: "
                 + ("; ".join(where) or "nothing") + ".")
-        trace.record(tb, "submit_answer", {"answer": text, "citations": []})
-        return Answer(question, text, [], [], trace.as_dict(), time.perf_counter() - started,
-                      confidence=round(best, 3), abstained=True, possibly_relevant=possibly)
+        self.trace.record(self.tb, "submit_answer", {"answer": text, "citations": []})
+        return _Finished(Answer(self.question, text, [], [], self.trace.as_dict(), time.perf_counter() - self.started,
+                                confidence=round(best, 3), abstained=True, possibly_relevant=possibly))
 
-    if paper is not None:
-        tb.paper(paper)  # an unknown paper is the caller's error (404), whatever the question
-    if nav.calibrated and not content_words(question):
-        # nothing to search for ("x", "?", "the"): no evidence can be judged relevant to it
-        return abstain(0.0, [], "the question has no content words to look for")
+    def no_answer(self, why: str) -> _Finished:
+        return _Finished(self.nav._no_answer(self.question, self.trace, self.started, why))
 
-    # ---- which papers
-    titles: dict[str, str] = {}
-    best_paper = 1.0
-    named_second = None  # the paper read because it holds what the question names and the best lacks
-    if paper is None:
-        found = trace.record(tb, "search_papers", {"query": question, "k": max(nav.papers, 5)})
+    # ---- which papers --------------------------------------------------------------------------
+    def choose_papers(self, paper: str | None) -> list[str]:
+        from vectree.retrieval.rerank.calibrate import select
+
+        nav, tb, cal, question = self.nav, self.tb, self.cal, self.question
+        if paper is not None:
+            tb.paper(paper)  # an unknown paper is the caller's error (404), whatever the question
+        if nav.calibrated and not content_words(question):
+            # nothing to search for ("x", "?", "the"): no evidence can be judged relevant to it
+            raise self.abstain(0.0, [], "the question has no content words to look for")
+        if paper is not None:
+            row = tb.paper(paper)
+            self.titles[paper] = row.get("title") or ""
+            return [paper]
+        found = self.trace.record(tb, "search_papers", {"query": question, "k": max(nav.papers, 5)})
         results = found.data["results"] if found else []
         if found and found.data.get("score") == "relevance":  # reranked: each score is a calibrated relevance
             results = [{**r, "relevance": r["score"]} for r in results]
         if not results:
-            return nav._no_answer(question, trace, started, "no paper in the corpus matches the question")
-        titles = {r["doc_id"]: r["title"] for r in results}
-        best_paper = max((r.get("relevance", 1.0) for r in results), default=0.0)
+            raise self.no_answer("no paper in the corpus matches the question")
+        self.results = results
+        self.titles = {r["doc_id"]: r["title"] for r in results}
+        self.best_paper = max((r.get("relevance", 1.0) for r in results), default=0.0)
         floor = cal.get("coverage")
         if nav.calibrated and floor:
-            # a question about a paper the corpus lacks names things none of its best papers holds,
-            # while near-topic sentences still score as fairly relevant (retrieval.rerank.coverage)
-            from vectree.retrieval.rerank.coverage import best_coverage, question_terms
+            self._check_corpus_coverage(floor)
+        if not (nav.calibrated and all("relevance" in r for r in results)):
+            return [results[0]["doc_id"]]
+        chosen = select([r["relevance"] for r in results], self.paper_sel["threshold"], self.paper_sel["margin"])
+        papers = [results[i]["doc_id"] for i in chosen][:min(nav.papers, MAX_PAPERS)]
+        second = cal.get("second_paper")
+        if second and min(nav.papers, MAX_PAPERS) >= 2:
+            # a paper that holds what the question names and the best one lacks is read second,
+            # before any paper chosen by relevance alone (on dev questions, BM25's five best
+            # reranked: mean paper-set F1 .442 against .404, benchmarks/dev_second_paper.py)
+            extra = _second_paper(tb, question, papers[0], results[:int(second.get("candidates", 5))],
+                                  float(second["min_share"]))
+            if extra:
+                papers, self.named_second = [papers[0], extra], extra
+        return papers
 
-            held = []
-            for r in results[:int(floor.get("candidates", 5))]:
-                try:
-                    held.append(tb.paper_terms(r["doc_id"]))
-                except ToolError:  # a paper without passages yet: it cannot say, the others decide
-                    pass
-            covered = best_coverage(question_terms(question), held, int(floor.get("together", 1))) if held else 1.0
-            if covered < float(floor["min_coverage"]):
-                # papers, not passages: what they are about is their title
-                possibly = [{"doc_id": r["doc_id"], "title": r["title"], "text": r["title"] or "",
-                             "relevance": round(float(r.get("relevance", 0.0)), 3)} for r in results[:3]]
-                return abstain(min(best_paper, covered), possibly,
+    def _check_corpus_coverage(self, floor: dict[str, Any]) -> None:
+        """A question about a paper the corpus lacks names things none of its best papers holds,
+        while near-topic sentences still score as fairly relevant (retrieval.rerank.coverage)."""
+        from vectree.retrieval.rerank.coverage import best_coverage, question_terms
+
+        held = []
+        for r in self.results[:int(floor.get("candidates", 5))]:
+            try:
+                held.append(self.tb.paper_terms(r["doc_id"]))
+            except ToolError:  # a paper without passages yet: it cannot say, the others decide
+                pass
+        covered = best_coverage(question_terms(self.question), held, int(floor.get("together", 1))) if held else 1.0
+        if covered < float(floor["min_coverage"]):
+            # papers, not passages: what they are about is their title
+            possibly = [{"doc_id": r["doc_id"], "title": r["title"], "text": r["title"] or "",
+                         "relevance": round(float(r.get("relevance", 0.0)), 3)} for r in self.results[:3]]
+            raise self.abstain(min(self.best_paper, covered), possibly,
                                f"its best papers hold {int(100 * covered)}% of what it names, weighted by rarity, "
                                f"below the calibrated {float(floor['min_coverage']):.0%}")
-        if nav.calibrated and all("relevance" in r for r in results):
-            chosen = select([r["relevance"] for r in results], paper_sel["threshold"], paper_sel["margin"])
-            papers = [results[i]["doc_id"] for i in chosen][:min(nav.papers, MAX_PAPERS)]
-            second = cal.get("second_paper")
-            if second and min(nav.papers, MAX_PAPERS) >= 2:
-                # a paper that holds what the question names and the best one lacks is read second,
-                # before any paper chosen by relevance alone (on dev questions, BM25's five best
-                # reranked: mean paper-set F1 .442 against .404, benchmarks/dev_second_paper.py)
-                extra = _second_paper(tb, question, papers[0], results[:int(second.get("candidates", 5))],
-                                      float(second["min_share"]))
-                if extra:
-                    papers, named_second = [papers[0], extra], extra
-        else:
-            papers = [results[0]["doc_id"]]
-    else:
-        row = tb.paper(paper)  # an unknown paper is the caller's error, not an empty answer
-        titles[paper] = row.get("title") or ""
-        papers = [paper]
 
-    # ---- evidence candidates of every chosen paper
-    candidates: list[dict[str, Any]] = []
-    # with SproutRAG's vote on (vectree-sprout), the sentences in its order, from which the answer
-    # is read when its sentence lies on a page the plain passages cite (see below)
-    sprout_order: list[dict[str, Any]] = []
-
-    def search_within(doc_id: str, **more) -> tuple[str | None, list[dict[str, Any]]]:
-        within = trace.record(tb, "search_within_paper", {"doc_id": doc_id, "query": question,
-                                                          "k": READ_CANDIDATES, **more})
+    # ---- evidence candidates of every chosen paper ---------------------------------------------
+    def search_within(self, doc_id: str, **more) -> tuple[str | None, list[dict[str, Any]]]:
+        """``search_within_paper`` of one paper, its hits as candidates (with the reader's readings)."""
+        tb, question = self.tb, self.question
+        within = self.trace.record(tb, "search_within_paper", {"doc_id": doc_id, "query": question,
+                                                               "k": READ_CANDIDATES, **more})
         if within is None:
             return None, []
         passages = tb.passages(doc_id)
@@ -732,133 +782,142 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
              "front": passages.nodes[h["passage"]] in front}
             for h in within.data["results"] if "passage" in h]
 
-    for doc_id in papers:
-        trace.record(tb, "get_document_tree", {"doc_id": doc_id, "max_depth": 3})
-        method, found = search_within(doc_id)
-        if method == "sprout":
-            sprout_order += found
-            _, found = search_within(doc_id, passages_only=True)
-        candidates += found
-    if named_second is not None and nav.calibrated:
-        # the paper read for its named words answers the same abstention rule as the best paper:
-        # its relevance and its best evidence's, averaged, reach the calibrated threshold (a
-        # name alone, "HIV" in an NLP paper's related work, does not make it the second half of
-        # the answer)
-        own = [c["relevance"] for c in candidates if c["doc_id"] == named_second]
-        second_rel = next((float(r.get("relevance", 0.0)) for r in results if r["doc_id"] == named_second), 0.0)
-        if not own or (max(own) + second_rel) / 2 < abstain_below:
-            candidates = [c for c in candidates if c["doc_id"] != named_second]
-            named_second = None
-    if not candidates:
-        return nav._no_answer(question, trace, started, "the papers hold no passages to read")
-    # candidates stay in the tools' order (hybrid and reranker orders fused, best paper first);
-    # the thresholds below use the calibrated probabilities
-    best = max(c["relevance"] for c in candidates)
+    def gather_candidates(self, papers: list[str]) -> None:
+        for doc_id in papers:
+            self.trace.record(self.tb, "get_document_tree", {"doc_id": doc_id, "max_depth": 3})
+            method, found = self.search_within(doc_id)
+            if method == "sprout":
+                self.sprout_order += found
+                _, found = self.search_within(doc_id, passages_only=True)
+            self.candidates += found
+        second = self.named_second
+        if second is not None and self.nav.calibrated:
+            # the paper read for its named words answers the same abstention rule as the best paper:
+            # its relevance and its best evidence's, averaged, reach the calibrated threshold (a
+            # name alone, "HIV" in an NLP paper's related work, does not make it the second half of
+            # the answer)
+            own = [c["relevance"] for c in self.candidates if c["doc_id"] == second]
+            second_rel = next((float(r.get("relevance", 0.0)) for r in self.results if r["doc_id"] == second), 0.0)
+            if not own or (max(own) + second_rel) / 2 < self.abstain_below:
+                self.candidates = [c for c in self.candidates if c["doc_id"] != second]
+                self.named_second = None
+        if not self.candidates:
+            raise self.no_answer("the papers hold no passages to read")
+        # candidates stay in the tools' order (hybrid and reranker orders fused, best paper first);
+        # the thresholds below use the calibrated probabilities
+        self.best = max(c["relevance"] for c in self.candidates)
 
-    def best_passages() -> list[dict[str, Any]]:
+    def best_passages(self) -> list[dict[str, Any]]:
         """What an evidence abstention lists as possibly relevant: the three best passages."""
-        return [{"doc_id": c["doc_id"], "page": c["page"], "title": titles.get(c["doc_id"], ""),
+        return [{"doc_id": c["doc_id"], "page": c["page"], "title": self.titles.get(c["doc_id"], ""),
                  "relevance": round(c["relevance"], 3), "text": c["text"]}
-                for c in sorted(candidates, key=lambda c: -c["relevance"])[:3]]
+                for c in sorted(self.candidates, key=lambda c: -c["relevance"])[:3]]
 
-    # ---- abstain when even the best evidence is weak, or when the best paper and its best
-    # evidence together are (their mean below the same calibrated threshold: paper entries are
-    # short and score lower than sentences, so a paper alone does not decide)
-    joint = (best + best_paper) / 2 if paper is None else best
-    if nav.calibrated and (best < abstain_below or joint < abstain_below):
-        why = (f"best evidence relevance {best:.2f}" if best < abstain_below else
-               f"best paper {best_paper:.2f} and evidence {best:.2f} relevance, mean {joint:.2f}")
-        return abstain(min(best, joint), best_passages(), f"{why}, below the calibrated {abstain_below:.2f}")
+    # ---- is the evidence good enough -----------------------------------------------------------
+    def judge_evidence(self, paper: str | None) -> None:
+        """Abstain (raise) on weak evidence; drop the front matter where the body holds evidence."""
+        if not self.nav.calibrated:
+            return
+        best, abstain_below = self.best, self.abstain_below
+        # abstain when even the best evidence is weak, or when the best paper and its best evidence
+        # together are (their mean below the same calibrated threshold: paper entries are short and
+        # score lower than sentences, so a paper alone does not decide)
+        joint = (best + self.best_paper) / 2 if paper is None else best
+        if best < abstain_below or joint < abstain_below:
+            why = (f"best evidence relevance {best:.2f}" if best < abstain_below else
+                   f"best paper {self.best_paper:.2f} and evidence {best:.2f} relevance, mean {joint:.2f}")
+            raise self.abstain(min(best, joint), self.best_passages(),
+                               f"{why}, below the calibrated {abstain_below:.2f}")
+        # the paper is the right one and its sentences are on topic, yet none of them holds what
+        # the question names ("What was Energex's cash flow in 2021?" of a report without one):
+        # abstain when the best passage of the papers read holds less of the question's words,
+        # weighted by their rarity in the paper, than the floor calibrated on training-side papers
+        # with and without the question's evidence (retrieval.rerank.coverage.passage_coverage)
+        inside = self.cal.get("passage_coverage")
+        if inside:
+            from vectree.retrieval.rerank.coverage import papers_passage_coverage, question_terms
 
-    # ---- the paper is the right one and its sentences are on topic, yet none of them holds what
-    # the question names ("What was Energex's cash flow in 2021?" of a report without one): abstain
-    # when the best passage of the papers read holds less of the question's words, weighted by
-    # their rarity in the paper, than the floor calibrated on training-side papers with and
-    # without the question's evidence (retrieval.rerank.coverage.passage_coverage)
-    inside = cal.get("passage_coverage")
-    coverage = 1.0  # the share of the question's words the best passage holds (a confidence feature)
-    if nav.calibrated and inside:
-        from vectree.retrieval.rerank.coverage import papers_passage_coverage, question_terms
+            read = list(dict.fromkeys(c["doc_id"] for c in self.candidates))
+            held = papers_passage_coverage(question_terms(self.question), [self.tb.passage_terms(d) for d in read],
+                                           int(inside.get("window", 0)))
+            self.coverage = held
+            if held < float(inside["min_coverage"]):
+                raise self.abstain(min(best, held), self.best_passages(),
+                                   f"no passage of the {'paper' if len(read) == 1 else 'papers'} holds more than "
+                                   f"{int(100 * held)}% of the question's words, weighted by rarity, below the "
+                                   f"calibrated {float(inside['min_coverage']):.0%}")
+        # the front matter (title, authors, abstract) restates what the paper shows; the evidence
+        # for a claim is in the body, which is where a reader checks it (QASPER's annotators chose
+        # evidence from the full text, never the abstract).  So when a body passage passes the
+        # selection threshold, the front matter is neither read nor cited (per paper: a second
+        # paper's front matter is judged against its own body)
+        self.body = {c["doc_id"] for c in self.candidates if not c["front"] and c["relevance"] >= self.sel["threshold"]}
+        self.candidates = [c for c in self.candidates if not (c["front"] and c["doc_id"] in self.body)]
 
-        read = list(dict.fromkeys(c["doc_id"] for c in candidates))
-        held = papers_passage_coverage(question_terms(question), [tb.passage_terms(d) for d in read],
-                                       int(inside.get("window", 0)))
-        coverage = held
-        if held < float(inside["min_coverage"]):
-            return abstain(min(best, held), best_passages(),
-                           f"no passage of the {'paper' if len(read) == 1 else 'papers'} holds more than {int(100 * held)}% "
-                           f"of the question's words, weighted by rarity, below the calibrated "
-                           f"{float(inside['min_coverage']):.0%}")
-
-    # ---- the front matter (title, authors, abstract) restates what the paper shows; the evidence
-    # for a claim is in the body, which is where a reader checks it (QASPER's annotators chose
-    # evidence from the full text, never the abstract).  So when a body passage passes the
-    # selection threshold, the front matter is neither read nor cited
-    # (per paper: a second paper's front matter is judged against its own body)
-    body: set[str] = set()
-    if nav.calibrated:
-        body = {c["doc_id"] for c in candidates if not c["front"] and c["relevance"] >= sel["threshold"]}
-        candidates = [c for c in candidates if not (c["front"] and c["doc_id"] in body)]
-
-    # ---- which evidence is cited
-    asks_caption = bool(ASKS_FOR_TITLE.search(question)) or bool(re.search(r"\b(figure|table|fig)\b", question, re.I))
-
-    section_titles: dict[str, list[str]] = {}
-
-    def answers_from(c: dict[str, Any]) -> bool:
+    # ---- which evidence is cited ---------------------------------------------------------------
+    def answers_from(self, c: dict[str, Any]) -> bool:
         """Can the answer be read from ``c``?  Not from a heading or a fragment ("Results and
         Discussion": shorter than a quote must be; "3 The LONGEVAL guidelines for faithfulness
         human evaluation": a section's heading, however long), a caption (unless one is asked
         for), a question the paper asks ("How could researchers leverage papermage?"), code or a
         citation line (:data:`NOT_PROSE`)."""
         text = c["text"]
-        if not _quotable(c) or (CAPTION.match(text) and not asks_caption) or text.rstrip().endswith("?") \
+        if not _quotable(c) or (CAPTION.match(text) and not self.asks_caption) or text.rstrip().endswith("?") \
                 or NOT_PROSE.search(text):
             return False
-        if c["doc_id"] not in section_titles:
-            section_titles[c["doc_id"]] = _section_titles(tb, c["doc_id"])
-        return not any(is_heading(text, t) for t in section_titles[c["doc_id"]])
+        if c["doc_id"] not in self._section_titles:
+            self._section_titles[c["doc_id"]] = _section_titles(self.tb, c["doc_id"])
+        return not any(is_heading(text, t) for t in self._section_titles[c["doc_id"]])
 
-    if nav.calibrated:
-        cited = [candidates[i] for i in select([c["relevance"] for c in candidates], sel["threshold"], sel["margin"])]
-        # page 1 (title, abstract, the opening) restates the whole paper, so its sentences pass the
-        # threshold for almost any question about it, while the evidence seldom lies there (2 of the
-        # 31 located pagebench rows on papers outside the evaluation; first counted over all 75
-        # rows, 12, which included evaluation papers): a page-1 sentence is cited only when it is
-        # the best candidate of its paper (each paper read has its own opening)
-        tops = _best_per_paper(candidates)
-        added = []
-        if named_second in tops:
-            # the second paper is read because it holds what the question names and the best paper
-            # lacks (a comparison of two companies): each paper's best passage that can answer is
-            # cited when it passes the threshold, whatever the margin to the other paper's best
-            # (and wherever it lies: a company report's first page is about the company)
-            added = [c for c in _best_per_paper(candidates, answers_from).values()
-                     if c["relevance"] >= sel["threshold"] and not any(c is k for k in cited)]
-        cited = [c for c in cited if c["page"] != 1 or c is tops[c["doc_id"]]] + added
-    else:
-        cited = candidates[:2] if len(candidates) > 1 and candidates[1]["relevance"] >= 0.9 * best else candidates[:1]
-    cited = sorted(cited, key=lambda c: -c["relevance"])
-    cited = _keep_each_paper(cited, max_cited) if nav.calibrated else cited[:max_cited]
+    def choose_cited(self) -> list[dict[str, Any]]:
+        from vectree.retrieval.rerank.calibrate import select
 
-    # ---- read the answer from the best evidence that is not a caption (unless one is asked for)
-    missing = [c for c in candidates[:READ_TOP] if c.get("reading") is None]
-    for c, r in zip(missing, reader.read(question, [c["text"] for c in missing]) if missing else []):
-        c["reading"] = r
-    readable = [c for c in candidates if c.get("reading") is not None and answers_from(c)] \
-        or [c for c in candidates if c.get("reading")]
-    yes_no = bool(YES_NO_START.match(question)) and not re.search(r"\bor\b", question)
-    asks_quantity = bool(NUMERIC_QUESTION.search(question))
-    asks_name = asks_for_name(question)
+        candidates, sel = self.candidates, self.sel
+        if self.nav.calibrated:
+            cited = [candidates[i] for i in select([c["relevance"] for c in candidates], sel["threshold"], sel["margin"])]
+            # page 1 (title, abstract, the opening) restates the whole paper, so its sentences pass
+            # the threshold for almost any question about it, while the evidence seldom lies there
+            # (2 of the 31 located pagebench rows on papers outside the evaluation; first counted
+            # over all 75 rows, 12, which included evaluation papers): a page-1 sentence is cited
+            # only when it is the best candidate of its paper (each paper read has its own opening)
+            tops = _best_per_paper(candidates)
+            added = []
+            if self.named_second in tops:
+                # the second paper is read because it holds what the question names and the best
+                # paper lacks (a comparison of two companies): each paper's best passage that can
+                # answer is cited when it passes the threshold, whatever the margin to the other
+                # paper's best (and wherever it lies: a company report's first page is about the company)
+                added = [c for c in _best_per_paper(candidates, self.answers_from).values()
+                         if c["relevance"] >= sel["threshold"] and not any(c is k for k in cited)]
+            cited = [c for c in cited if c["page"] != 1 or c is tops[c["doc_id"]]] + added
+        else:
+            cited = (candidates[:2] if len(candidates) > 1 and candidates[1]["relevance"] >= 0.9 * self.best
+                     else candidates[:1])
+        cited = sorted(cited, key=lambda c: -c["relevance"])
+        return self.keep_cited(cited)
 
-    def read_answer(pool: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str, str]:
+    def keep_cited(self, cited: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """``cited`` cut to the most quotes an answer carries (each paper keeps one when calibrated)."""
+        return _keep_each_paper(cited, self.max_cited) if self.nav.calibrated else cited[:self.max_cited]
+
+    # ---- the answer ----------------------------------------------------------------------------
+    def read(self, cands: list[dict[str, Any]]) -> None:
+        """Give the candidates without a reading the reader's (one batch)."""
+        unread = [c for c in cands if c.get("reading") is None]
+        for c, r in zip(unread, self.reader.read(self.question, [c["text"] for c in unread]) if unread else []):
+            c["reading"] = r
+
+    def read_answer(self, pool: list[dict[str, Any]]) -> tuple[str, dict[str, Any], str, str]:
         """``(answer, the candidate that holds it, answer type, the rule that formed it)`` from
         the best of ``pool`` (the rule, one of :data:`ANSWER_FORMS`, is a confidence feature)."""
+        from vectree.retrieval.rerank.calibrate import answer_of
+
+        question = self.question
         holder = pool[0]
         r0 = holder["reading"]
         kind, span = answer_of(r0)
-        title = titles.get(holder["doc_id"], "")
-        if yes_no:
+        title = self.titles.get(holder["doc_id"], "")
+        if self.yes_no:
             return ("Yes" if r0.type_probs["yes"] >= r0.type_probs["no"] else "No"), holder, kind, "yes_no"
         if kind in ("yes", "no"):
             # the type head says yes/no to a question that is not one ("Which plant ...?"): a
@@ -867,13 +926,13 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
         bad = (not span or len(span) < 2 or len(span.split()) > 12 or echoes(span, question)
                or (CAPTION.match(span) and not ASKS_FOR_TITLE.search(question))
                or (title and _norm(span) and _norm(span) in _norm(title) and not ASKS_FOR_TITLE.search(question)))
-        if asks_quantity:
+        if self.asks_quantity:
             # the number nearest the question's words in the best evidence; the sentence it came
             # from holds the answer
             number = numeric_answer(question, [c["text"] for c in pool[:2]])
             if number:
                 return number, next((c for c in pool[:2] if number in c["text"]), holder), kind, "number"
-        elif asks_name:
+        elif self.asks_name:
             # a named thing of a kind ("What datasets do they use?"): the names the evidence gives,
             # not the reader's span (QASPER dev split, the reader's held-out questions, gold
             # sentence given: token F1 .465 against .331, benchmarks/dev_named_answer.py)
@@ -885,99 +944,125 @@ def answer_with_reader(nav, reader, question: str, *, paper: str | None = None):
             # of what QASPER's annotators mark (6 words against their 10) and its clause answers
             # (reader's dev split, gold sentence given: token F1 .431 against .380 over the
             # questions that ask neither; train split .338 against .310; benchmarks/dev_answer_types.py)
-            return (span if asks_quantity or asks_name else span_clause(holder["text"], span)), holder, kind, "span"
+            return (span if self.asks_quantity or self.asks_name else span_clause(holder["text"], span)), holder, kind, "span"
         # the span head gave nothing usable: the clause of the sentence that answers
-        return nav._extract(question, [holder["text"]]), holder, kind, "clause"
+        return self.nav._extract(question, [holder["text"]]), holder, kind, "clause"
 
-    text, holder, kind, form = read_answer(readable)
-    r0 = readable[0]["reading"]
-    readings = [c["reading"] for c in readable[:READ_TOP]]
-    if sprout_order and not yes_no:
-        # vectree-sprout: the pages cited are the plain passages' (on the QASPER dev papers they are
-        # more precise than those of SproutRAG's order: P .491 against .485), and SproutRAG's order
-        # chooses the sentence the answer is read from when that sentence lies on one of those pages
-        # (answer F1 .143 against .126 and .154 for SproutRAG's own, at plain passages' P and R:
-        # benchmarks/dev_navigator.py --within-paper sprout).  Those dev questions have extractive
-        # answers only, so a yes/no decision stays with the sentence plain passages put first
-        kept = {c["doc_id"] for c in candidates}
-        order = [c for c in sprout_order if c["doc_id"] in kept and not (c["front"] and c["doc_id"] in body)]
-        unread = [c for c in order[:READ_TOP] if c.get("reading") is None]
-        for c, r in zip(unread, reader.read(question, [c["text"] for c in unread]) if unread else []):
-            c["reading"] = r
-        pool = [c for c in order if c.get("reading") is not None and answers_from(c)]
-        if pool:
-            alt = read_answer(pool)
-            # the sentences plain passages would quote: their holder first (as below)
-            quoted = [holder] + [c for c in cited if c is not holder]
-            quoted = _keep_each_paper(quoted, max_cited) if nav.calibrated else quoted[:max_cited]
-            on_page = [c for c in quoted if (c["doc_id"], c["page"]) == (alt[1]["doc_id"], alt[1]["page"])]
-            if on_page:
-                text, holder, kind, form = alt
-                r0, readings = pool[0]["reading"], [c["reading"] for c in pool[:READ_TOP]]
-                # the answer's sentence takes the place of a sentence of its page, unless cited already
-                same = next((c for c in on_page if c["text"] == holder["text"]), on_page[-1])
-                cited = [holder if c is same else c for c in quoted]
-    term = definition_term(question)
-    if term and not yes_no:
-        # "What is CiteSee?": the sentence where the paper defines it ("This paper introduces CiteSee,
-        # a paper reading tool that ...") answers, wherever it lies (an abstract defines the paper's
-        # own contribution; the sentences a reranker likes best only use the name: "CiteSee allows")
+    def answer(self, cited: list[dict[str, Any]]) -> Answer:
+        """Read the answer (from the best readable evidence, SproutRAG's order, a definition, or
+        each paper), quote the sentence that holds it first, open the cited pages and submit."""
+        from vectree.retrieval.rerank.calibrate import answer_confidence
+
+        candidates = self.candidates
+        # read the answer from the best evidence that is not a caption (unless one is asked for)
+        self.read(candidates[:READ_TOP])
+        readable = [c for c in candidates if c.get("reading") is not None and self.answers_from(c)] \
+            or [c for c in candidates if c.get("reading")]
+        text, holder, kind, form = self.read_answer(readable)
+        r0 = readable[0]["reading"]
+        readings = [c["reading"] for c in readable[:READ_TOP]]
+        if self.sprout_order and not self.yes_no:
+            chosen = self.sprout_answer(holder, cited)
+            if chosen is not None:
+                (text, holder, kind, form), r0, readings, cited = chosen
+        term = definition_term(self.question)
+        if term and not self.yes_no:
+            defined = self.definition_answer(term, holder)
+            if defined is not None:
+                text, holder, r0 = defined
+                kind, form = "extractive", "definition"
+                readings = [r0] + [r for r in readings if r is not r0]
+        text, cited = self.answer_from_each_paper(text, holder, cited)
+        # the sentence that holds the answer is quoted first
+        cited = [holder] + [c for c in cited if c is not holder]
+        # (an answer from each paper put its holders first: they stay, and each paper keeps a quote)
+        cited = self.keep_cited(cited)
+        for doc_id in dict.fromkeys(c["doc_id"] for c in cited):  # read the cited pages before answering
+            pages = sorted({c["page"] for c in cited if c["doc_id"] == doc_id})[:MAX_PAGES_PER_CALL]
+            self.trace.record(self.tb, "get_page_content", {"doc_id": doc_id, "pages": pages})
+        # a quote shorter than the citation rule's minimum (a heading) can never count as evidence
+        quotable = [c for c in cited if len(c["text"].split()) >= MIN_QUOTE_WORDS] or cited
+        citations = [{"doc_id": c["doc_id"], "page": c["page"], "quote": c["text"]} for c in quotable]
+        features = confidence_features(r0, readings, kind, holder, self.best, self.coverage, form, text,
+                                       n_papers=len({c["doc_id"] for c in cited}))
+        confidence = answer_confidence(features, self.cal)
+        submitted = self.trace.record(self.tb, "submit_answer", {"answer": text, "citations": citations})
+        checked = submitted.data["citations"] if submitted else citations
+        # each quote's calibrated relevance (the probability that the sentence is evidence for the
+        # question): what a reader weighs beside the answer's confidence, which asks more (that the
+        # short answer matches an expert's)
+        checked = [{**c, "relevance": round(float(q["relevance"]), 3)} for c, q in zip(checked, quotable)]
+        return Answer(self.question, text, checked, [c["text"] for c in cited], self.trace.as_dict(),
+                      time.perf_counter() - self.started, confidence=round(confidence, 3), confidence_features=features)
+
+    def sprout_answer(self, holder: dict[str, Any], cited: list[dict[str, Any]]):
+        """vectree-sprout: the pages cited are the plain passages' (on the QASPER dev papers they
+        are more precise than those of SproutRAG's order: P .491 against .485), and SproutRAG's
+        order chooses the sentence the answer is read from when that sentence lies on one of those
+        pages (answer F1 .143 against .126 and .154 for SproutRAG's own, at plain passages' P and R:
+        benchmarks/dev_navigator.py --within-paper sprout).  Those dev questions have extractive
+        answers only, so a yes/no decision stays with the sentence plain passages put first (the
+        caller's rule).  ``((answer, holder, kind, form), first reading, readings, cited)``, or
+        None when SproutRAG's sentence lies on no page plain passages would quote."""
+        kept = {c["doc_id"] for c in self.candidates}
+        order = [c for c in self.sprout_order if c["doc_id"] in kept and not (c["front"] and c["doc_id"] in self.body)]
+        self.read(order[:READ_TOP])
+        pool = [c for c in order if c.get("reading") is not None and self.answers_from(c)]
+        if not pool:
+            return None
+        alt = self.read_answer(pool)
+        # the sentences plain passages would quote: their holder first (as in answer)
+        quoted = self.keep_cited([holder] + [c for c in cited if c is not holder])
+        on_page = [c for c in quoted if (c["doc_id"], c["page"]) == (alt[1]["doc_id"], alt[1]["page"])]
+        if not on_page:
+            return None
+        new_holder = alt[1]
+        # the answer's sentence takes the place of a sentence of its page, unless cited already
+        same = next((c for c in on_page if c["text"] == new_holder["text"]), on_page[-1])
+        return (alt, pool[0]["reading"], [c["reading"] for c in pool[:READ_TOP]],
+                [new_holder if c is same else c for c in quoted])
+
+    def definition_answer(self, term: str, holder: dict[str, Any]):
+        """"What is CiteSee?": the sentence where the paper defines it ("This paper introduces
+        CiteSee, a paper reading tool that ...") answers, wherever it lies (an abstract defines the
+        paper's own contribution; the sentences a reranker likes best only use the name: "CiteSee
+        allows").  ``(definition, its holder, its reading)``, or None when the paper has none."""
+        from vectree.retrieval.rerank.calibrate import relevance_prob
+
         doc_id = holder["doc_id"]
-        passages = tb.passages(doc_id)
+        passages = self.tb.passages(doc_id)
         found = definition_sentence(term, passages.texts)
-        if found is not None:
-            i, definition = found
-            holder = next((c for c in candidates if c["doc_id"] == doc_id and c["text"] == passages.texts[i]), None)
-            if holder is None:  # not among the reranked candidates (an abstract): read it now
-                reading = reader.read(question, [passages.texts[i]])[0]
-                holder = {"doc_id": doc_id, "page": passages.pages[i], "text": passages.texts[i], "reading": reading,
-                          "relevance": float(relevance_prob([reading.relevance], cal)[0])}
-            elif holder.get("reading") is None:
-                holder["reading"] = reader.read(question, [holder["text"]])[0]
-            reading = holder["reading"]
-            text, kind, r0 = definition, "extractive", reading
-            form = "definition"
-            readings = [reading] + [r for r in readings if r is not reading]
-    others = [d for d in dict.fromkeys(c["doc_id"] for c in cited) if d != holder["doc_id"]]
-    if nav.calibrated and not yes_no and others:
-        # evidence from several papers (a comparison of two companies): an answer from each,
-        # labelled with its paper, the best evidence's paper first
+        if found is None:
+            return None
+        i, definition = found
+        holder = next((c for c in self.candidates if c["doc_id"] == doc_id and c["text"] == passages.texts[i]), None)
+        if holder is None:  # not among the reranked candidates (an abstract): read it now
+            reading = self.reader.read(self.question, [passages.texts[i]])[0]
+            holder = {"doc_id": doc_id, "page": passages.pages[i], "text": passages.texts[i], "reading": reading,
+                      "relevance": float(relevance_prob([reading.relevance], self.cal)[0])}
+        elif holder.get("reading") is None:
+            holder["reading"] = self.reader.read(self.question, [holder["text"]])[0]
+        return definition, holder, holder["reading"]
+
+    def answer_from_each_paper(self, text: str, holder: dict[str, Any], cited: list[dict[str, Any]]):
+        """Evidence from several papers (a comparison of two companies): an answer from each,
+        labelled with its paper, the best evidence's paper first.  ``(answer, cited)``."""
+        others = [d for d in dict.fromkeys(c["doc_id"] for c in cited) if d != holder["doc_id"]]
+        if not (self.nav.calibrated and not self.yes_no and others):
+            return text, cited
+        titles = self.titles
         parts = [f"{_label(titles.get(holder['doc_id'], '')) or holder['doc_id']}: {text}"]
         holders = [holder]
         for doc_id in others:
-            own = [c for c in cited if c["doc_id"] == doc_id]
             # a heading or a title alone ("InnovateTech Solutions") answers nothing: such a paper
             # keeps its citation but adds no part to the answer
-            own = [c for c in own if answers_from(c)]
+            own = [c for c in cited if c["doc_id"] == doc_id and self.answers_from(c)]
             if not own:
                 continue
-            unread = [c for c in own if c.get("reading") is None]
-            for c, r in zip(unread, reader.read(question, [c["text"] for c in unread]) if unread else []):
-                c["reading"] = r
-            part, h, _, _ = read_answer(own)
+            self.read(own)
+            part, h, _, _ = self.read_answer(own)
             parts.append(f"{_label(titles.get(doc_id, '')) or doc_id}: {part}")
             holders.append(h)
-        if len(parts) > 1:
-            text = "; ".join(parts)
-            cited = holders + [c for c in cited if not any(c is h for h in holders)]
-    # the sentence that holds the answer is quoted first
-    cited = [holder] + [c for c in cited if c is not holder]
-    # (an answer from each paper put its holders first: they stay, and each paper keeps a quote)
-    cited = _keep_each_paper(cited, max_cited) if nav.calibrated else cited[:max_cited]
-    for doc_id in dict.fromkeys(c["doc_id"] for c in cited):  # read the cited pages before answering
-        pages = sorted({c["page"] for c in cited if c["doc_id"] == doc_id})[:MAX_PAGES_PER_CALL]
-        trace.record(tb, "get_page_content", {"doc_id": doc_id, "pages": pages})
-    # a quote shorter than the citation rule's minimum (a heading) can never count as evidence
-    quotable = [c for c in cited if len(c["text"].split()) >= MIN_QUOTE_WORDS] or cited
-    citations = [{"doc_id": c["doc_id"], "page": c["page"], "quote": c["text"]} for c in quotable]
-    features = confidence_features(r0, readings, kind, holder, best, coverage, form, text,
-                                   n_papers=len({c["doc_id"] for c in cited}))
-    confidence = answer_confidence(features, cal)
-    submitted = trace.record(tb, "submit_answer", {"answer": text, "citations": citations})
-    checked = submitted.data["citations"] if submitted else citations
-    # each quote's calibrated relevance (the probability that the sentence is evidence for the
-    # question): what a reader weighs beside the answer's confidence, which asks more (that the
-    # short answer matches an expert's)
-    checked = [{**c, "relevance": round(float(q["relevance"]), 3)} for c, q in zip(checked, quotable)]
-    return Answer(question, text, checked, [c["text"] for c in cited], trace.as_dict(), time.perf_counter() - started,
-                  confidence=round(confidence, 3), confidence_features=features)
+        if len(parts) == 1:
+            return text, cited
+        return "; ".join(parts), holders + [c for c in cited if not any(c is h for h in holders)]
