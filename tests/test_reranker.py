@@ -206,6 +206,66 @@ def test_reading_in_length_sorted_batches_keeps_each_texts_own_reading():
     assert np.allclose(scores, [r.relevance for r in alone], atol=1e-4)
 
 
+def test_onnx_runtime_reads_as_torch_does_and_the_export_is_made_once(tmp_path):
+    """At query time the reader runs through ONNX Runtime: the network exported once into the
+    model cache (reused by the next process while the model is the same) and checked against
+    torch; every head reads as torch's does."""
+    q = "What capacity retention did the cells show after 500 cycles?"
+    texts = ["After 500 cycles the cells retained 91% of their initial capacity at 25 degrees Celsius.",
+             "Thanks.",
+             "Figure 3. Photograph of the test bench.",
+             "The authors thank the funding agency for its support of this long-running study."]
+    plain, fast = Reader.load(), Reader.load()
+    assert plain.onnx is None
+    fast.use_onnx(tmp_path)
+    exported = list(tmp_path.glob("reader-*.onnx"))
+    assert len(exported) == 1 and exported[0].stat().st_size > 10_000_000
+    a, b = plain.read(q, texts, batch=2), fast.read(q, texts, batch=2)
+    assert np.allclose([r.relevance for r in a], [r.relevance for r in b], atol=1e-4)
+    assert [r.span for r in a] == [r.span for r in b] and [r.span_chars for r in a] == [r.span_chars for r in b]
+    assert all(abs(x.type_probs[t] - y.type_probs[t]) < 1e-4 for x, y in zip(a, b) for t in x.type_probs)
+    assert np.allclose(plain.score(q, texts), fast.score(q, texts), atol=1e-4)
+    # another process with the same model reuses the export; a changed model gets its own
+    mtime = exported[0].stat().st_mtime_ns
+    again = Reader.load()
+    again.use_onnx(tmp_path)
+    assert again.onnx.path == exported[0] and exported[0].stat().st_mtime_ns == mtime
+    import torch
+
+    changed = Reader.load()
+    with torch.no_grad():
+        changed.net.relevance.bias += 1.0
+    assert changed.onnx_key() != again.onnx_key()
+
+
+def test_reader_backend_setting_and_the_fallback_to_torch(tmp_path, monkeypatch):
+    """``VECTREE_READER_BACKEND``: ``auto`` (the default) reads through ONNX Runtime and falls back
+    to torch when the export fails; ``onnx`` then says why; ``torch`` never exports."""
+    import vectree.retrieval.rerank.model as model
+
+    monkeypatch.setenv("VECTREE_MODEL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(model, "_LOADED", {})
+    monkeypatch.setenv("VECTREE_READER_BACKEND", "torch")
+    assert model.get_reader().onnx is None and not (tmp_path / "cache").exists()
+    monkeypatch.setenv("VECTREE_READER_BACKEND", "auto")
+    assert model.get_reader().onnx is not None and list((tmp_path / "cache").glob("reader-*.onnx"))
+
+    import torch
+
+    def broken(*a, **kw):
+        raise RuntimeError("exporter broke")
+
+    monkeypatch.setattr(torch.onnx, "export", broken)
+    monkeypatch.setenv("VECTREE_MODEL_CACHE", str(tmp_path / "other"))
+    monkeypatch.setattr(model, "_LOADED", {})
+    reader = model.get_reader()
+    assert reader.onnx is None and reader.read("Which cells?", ["The cells were pouch cells."])[0].span
+    assert not list((tmp_path / "other").glob("*"))  # nothing half-written is left
+    monkeypatch.setenv("VECTREE_READER_BACKEND", "onnx")
+    with pytest.raises(model.RerankerError, match="could not export the reader to ONNX.*exporter broke"):
+        model.get_reader()
+
+
 def test_reading_memo_reads_each_sentence_once_and_forgets_the_oldest():
     """A paper searched twice for one question (vectree-sprout's navigator) reads each sentence once;
     the readings are the reader's own, in the order asked, and only the last ``size`` are kept."""
