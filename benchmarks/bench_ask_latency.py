@@ -84,6 +84,18 @@ sentences the first did not (about 60 ms a paper: the reader is compute-bound, 1
 to 96 word pieces take 139 ms on 2 cores) and the node search adds 20 ms, so SproutRAG's vote
 would put `vectree ask` above issue 16's 500 ms p50 for +.006 qasper answer F1 (dev +.017): it
 stays the `vectree-sprout` system, not the default.
+
+Later the same evening, the reader through ONNX Runtime (``VECTREE_READER_BACKEND``; the same
+answers) against torch, the same store, runs in turn torch / onnx / torch / onnx on a machine
+whose load had risen (torch's default p50 406-456 ms here against 376 earlier):
+
+| backend | default p50 / p95 ms | within_paper=sprout p50 / p95 ms |
+|---|---:|---:|
+| torch | 456 / 656, 406 / 588 | 638 / 1,108, 579 / 858 |
+| onnx | **321** / 475, **337** / 517 | 475 / 850, 482 / 832 |
+
+With ONNX Runtime SproutRAG's vote comes under 500 ms p50, by less than this machine's run-to-run
+spread, so the default stays plain passages.
 """
 
 from __future__ import annotations
