@@ -160,7 +160,7 @@ class Settings(BaseSettings):
         "once into `model_cache`: 1.5x faster on 2 cores, the same outputs to 1e-5), `torch`, or `auto` (ONNX Runtime "
         "when it is installed and the export works, else torch); training always uses torch")
     model_cache: Path = Field(
-        Path.home() / ".cache" / "vectree" / "models",
+        Path.home() / ".cache" / "vectree" / "onnx",
         description="where query-time copies of models are kept (the reader's ONNX export, ~90 MB a model; safe to delete)")
     rerank_threads: int = Field(
         2, ge=1, description="torch threads of the reranker at query time (one query at a time holds the model: on 2 cores "
@@ -282,7 +282,7 @@ def _default_text(name: str, info) -> str:
     if name == "store_cache":
         return "`~/.cache/vectree/stores`"
     if name == "model_cache":
-        return "`~/.cache/vectree/models`"
+        return "`~/.cache/vectree/onnx`"
     if name == "shared_data":
         return "`../shared/data`"
     value = info.default

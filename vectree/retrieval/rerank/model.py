@@ -283,7 +283,11 @@ class Reader:
         import transformers
 
         h = hashlib.sha256()
-        for part in (ONNX_EXPORT_VERSION, ONNX_OPSET, torch.__version__, transformers.__version__, base_model_path(),
+        base = Path(base_model_path())
+        # the base weights' files by name, size and time: a reinstalled base package makes a new key
+        weights = [(f.name, f.stat().st_size, f.stat().st_mtime_ns) for f in sorted(base.glob("*"))
+                   if f.suffix in (".safetensors", ".bin")]
+        for part in (ONNX_EXPORT_VERSION, ONNX_OPSET, torch.__version__, transformers.__version__, base, weights,
                      json.dumps(asdict(self.config), sort_keys=True, default=str)):
             h.update(str(part).encode() + b"\0")
         with torch.no_grad():
