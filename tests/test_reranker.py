@@ -264,6 +264,17 @@ def test_reader_backend_setting_and_the_fallback_to_torch(tmp_path, monkeypatch)
     monkeypatch.setenv("VECTREE_READER_BACKEND", "onnx")
     with pytest.raises(model.RerankerError, match="could not export the reader to ONNX.*exporter broke"):
         model.get_reader()
+    # a damaged export in the cache: `auto` reads with torch and says why, `onnx` names the file
+    monkeypatch.undo()
+    monkeypatch.setenv("VECTREE_MODEL_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setattr(model, "_LOADED", {})
+    for f in (tmp_path / "cache").glob("reader-*.onnx"):
+        f.write_bytes(b"not a model")
+    monkeypatch.setenv("VECTREE_READER_BACKEND", "auto")
+    assert model.get_reader().onnx is None
+    monkeypatch.setenv("VECTREE_READER_BACKEND", "onnx")
+    with pytest.raises(model.RerankerError, match="cannot load .*reader-.*onnx.*delete it"):
+        model.get_reader()
 
 
 def test_reading_memo_reads_each_sentence_once_and_forgets_the_oldest():

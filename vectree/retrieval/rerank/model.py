@@ -24,6 +24,7 @@ truncation to ``max_len`` tokens and a module-level cache so a process loads the
 from __future__ import annotations
 
 import json
+import logging
 import math
 import os
 import threading
@@ -341,7 +342,11 @@ class Reader:
             finally:
                 if attention and attention != "eager" and hasattr(bert, "set_attn_implementation"):
                     bert.set_attn_implementation(attention)  # torch keeps its own (faster) attention
-        runner = OnnxRunner(path, threads or self.threads or _settings().rerank_threads)
+        try:
+            runner = OnnxRunner(path, threads or self.threads or _settings().rerank_threads)
+        except Exception as exc:  # noqa: BLE001 - a damaged or foreign file in the cache
+            raise RerankerError(f"ONNX Runtime cannot load {path} ({type(exc).__name__}: {exc}); delete it "
+                                "(it is exported again) or set VECTREE_READER_BACKEND=torch") from None
         with torch.inference_mode():
             want = self.net(probe["input_ids"], probe["attention_mask"], probe["token_type_ids"])[0].float().numpy()
         got = runner(probe["input_ids"].numpy(), probe["attention_mask"].numpy(), probe["token_type_ids"].numpy())[0]
@@ -486,10 +491,11 @@ def get_reader(folder: str | os.PathLike | None = None) -> Reader | None:
         if backend in ("auto", "onnx"):
             try:
                 reader.use_onnx(settings.model_cache)
-            except RerankerError:
+            except RerankerError as exc:
                 if backend == "onnx":  # asked for explicitly: say why it cannot be had
                     raise
                 # "auto": torch reads the same, slower (the export is retried in the next process)
+                logging.getLogger(__name__).warning("the reader reads with torch: %s", exc)
         _LOADED[key] = reader
         return reader
 
