@@ -154,6 +154,19 @@ def _busy_message(pid: str | None) -> str:
     return f"another refresh is running, pid {pid}"
 
 
+def _held(fh) -> bool:
+    """Whether another open file holds the writer lock of ``fh``'s file: a shared probe that fails
+    while the writer's exclusive lock is taken (two probes at once never see each other)."""
+    try:
+        fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except OSError as exc:
+        if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
+            raise
+        return True
+    fcntl.flock(fh, fcntl.LOCK_UN)
+    return False
+
+
 class StoreBusyError(StoreError):
     """Another process holds the store's writer lock (a refresh is running)."""
 
@@ -712,31 +725,17 @@ class Store:
             parts = fh.read().split()
             if len(parts) < 2:
                 return None
-            try:
-                fcntl.flock(fh, fcntl.LOCK_SH | fcntl.LOCK_NB)
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
-                return parts[1]  # held: by the holder its text names
-            fcntl.flock(fh, fcntl.LOCK_UN)  # free: the text is a leftover
-            return None
+            return parts[1] if _held(fh) else None  # free: the text is a leftover
 
     def writer_lock_free(self) -> bool:
-        """Whether no process holds the writer lock now (a probe that takes and drops it at once;
-        unlike :meth:`writer_holder`, a lock taken without a holder counts as held)."""
+        """Whether no process holds the writer lock now (unlike :meth:`writer_holder`, a lock
+        taken without a holder counts as held)."""
         try:
             fh = open(self.lock_path)  # flock ignores the open mode; a probe creates nothing
         except FileNotFoundError:
             return True  # never locked
         with fh:
-            try:
-                fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EACCES, errno.EWOULDBLOCK):
-                    raise
-                return False
-            fcntl.flock(fh, fcntl.LOCK_UN)
-            return True
+            return not _held(fh)
 
     # ---- published snapshots ---------------------------------------------------------------
     def current_snapshot_id(self) -> str | None:

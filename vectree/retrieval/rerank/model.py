@@ -58,8 +58,8 @@ ONNX_PARITY_ATOL = 1e-3
 
 class OnnxRunner:
     """The reader's network exported to ONNX and run by ONNX Runtime: what :meth:`Reader._forward`
-    calls instead of the torch module at query time (1.5x faster on 2 cores: 12 sentences of up to
-    96 word pieces read in 92-95 ms against 138-141 ms; outputs equal to about 1e-6).  Its
+    calls instead of the torch module at query time (12 sentences of up to 96 word pieces read in
+    92-121 ms against 138-162 ms on 2 cores, 1.2-1.5x; outputs equal to about 1e-6).  Its
     threads do not spin between runs, so the torch and BLAS work beside it keeps the cores."""
 
     def __init__(self, path: Path, threads: int):
@@ -323,8 +323,9 @@ class Reader:
             try:
                 with warnings.catch_warnings(), torch.no_grad():
                     warnings.simplefilter("ignore")  # tracer warnings about Python control flow on shapes
-                    # the plain ("eager") attention traces to the graph ONNX Runtime fuses into its
-                    # attention kernel: 12 sentences read in ~92 ms against ~110 ms traced from SDPA
+                    # traced with the plain ("eager") attention, the graph ONNX Runtime's attention
+                    # fusion knows (traced from SDPA it read no faster than torch in one comparison,
+                    # 107-132 ms against torch's 125-143 ms on a noisy machine)
                     if attention and attention != "eager" and hasattr(bert, "set_attn_implementation"):
                         bert.set_attn_implementation("eager")
                     torch.onnx.export(
@@ -467,17 +468,17 @@ _LOADED: dict[str, Reader] = {}
 _LOAD_LOCK = threading.Lock()
 
 
-def reranker_setting() -> str:
+def reranker_setting(settings=None) -> str:
     """``VECTREE_RERANKER``: unset or ``default`` = the shipped model, ``off`` = none, else a folder."""
-    return (_settings().reranker or "default").strip()
+    return ((settings or _settings()).reranker or "default").strip()
 
 
 def get_reader(folder: str | os.PathLike | None = None) -> Reader | None:
     """The configured reader, loaded once per process; None when switched off or not shipped."""
-    setting = str(folder) if folder else reranker_setting()
+    settings = _settings()
+    setting = str(folder) if folder else reranker_setting(settings)
     if setting.lower() in ("off", "none", "0", "false"):
         return None
-    settings = _settings()
     backend = settings.reader_backend
     key = f"{setting}|{backend}"
     with _LOAD_LOCK:
