@@ -59,7 +59,7 @@ ONNX_PARITY_ATOL = 1e-3
 class OnnxRunner:
     """The reader's network exported to ONNX and run by ONNX Runtime: what :meth:`Reader._forward`
     calls instead of the torch module at query time (12 sentences of up to 96 word pieces read in
-    92-121 ms against 138-162 ms on 2 cores, 1.2-1.5x; outputs equal to about 1e-6).  Its
+    92-126 ms against 125-163 ms on 2 cores in separate runs; outputs equal to about 1e-6).  Its
     threads do not spin between runs, so the torch and BLAS work beside it keeps the cores."""
 
     def __init__(self, path: Path, threads: int):
